@@ -1,0 +1,52 @@
+"""Personas that live in a directory: the home, its soul, its memory, the agent.
+
+Names load lazily, so `import toolnexus` stays cheap for a command line that
+only needs one of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..errors import HomeError
+    from .agent import Agent, Session, from_dir
+    from .home import Home
+    from .memory import memory_tool
+    from .soul import Soul, compose_soul
+
+__all__ = [
+    "Agent",
+    "Home",
+    "HomeError",
+    "Session",
+    "Soul",
+    "compose_soul",
+    "from_dir",
+    "memory_tool",
+]
+
+_WHERE = {
+    "Agent": ".agent",
+    "Session": ".agent",
+    "from_dir": ".agent",
+    "Home": ".home",
+    "memory_tool": ".memory",
+    "Soul": ".soul",
+    "compose_soul": ".soul",
+    "HomeError": "..errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,280 @@
+"""The tool core: `define_tool` turns a typed function into a `Tool` a model can call.
+
+A `Tool` validates its arguments with pydantic before the handler sees them and
+always answers with a `ToolResult`, so a conversation survives bad calls; the
+exception behind an unexpected failure stays on the result for the developer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, Literal, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from ._schema import (
+    TOOL_NAME_RE,
+    clean_schema,
+    decode_json_strings,
+    describe_validation_error,
+    function_schema,
+)
+from .errors import ToolDefinitionError, ToolError
+
+__all__ = ["Tool", "ToolError", "ToolResult", "define_tool"]
+
+M = TypeVar("M", bound=BaseModel)
+Handler = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool call returns to the model: text, and whether it is an error.
+
+    `exception` keeps the object behind an unexpected failure (never part of
+    equality or repr), so a developer can re-raise it: nothing is hidden.
+    """
+
+    output: str
+    is_error: bool = False
+    _: KW_ONLY
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A callable capability described to a model by name, description and JSON Schema.
+
+    Build one with `define_tool`. Immutable: `input_schema` returns a fresh copy.
+    """
+
+    name: str
+    description: str
+    source: str = "native"
+    input_model: type[BaseModel]
+    handler: Handler = field(repr=False)
+    #: "kwargs": handler(**fields) (function form); "model": handler(model_instance).
+    call_style: Literal["kwargs", "model"] = field(default="kwargs", repr=False)
+    _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_schema", clean_schema(self.input_model))
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments, inlined and title-free (a copy)."""
+        return copy.deepcopy(self._schema)
+
+    async def execute(self, args: Mapping[str, Any] | None = None) -> ToolResult:
+        """Validate `args`, run the handler, and turn every outcome into a `ToolResult`.
+
+        Cancellation and other `BaseException`s that are not `Exception`s propagate.
+        """
+        if args is None:
+            args = {}
+        if not isinstance(args, Mapping):
+            return ToolResult(
+                f"invalid arguments: expected a JSON object, got {type(args).__name__}",
+                is_error=True,
+            )
+        try:
+            parsed = self.input_model.model_validate(decode_json_strings(args, self._schema))
+        except ValidationError as exc:
+            return ToolResult(describe_validation_error(exc), is_error=True)
+        try:
+            value = await self._call(parsed)
+            return ToolResult(_to_output(value))
+        except ToolError as exc:
+            return ToolResult(exc.message, is_error=True)
+        except Exception as exc:
+            return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True, exception=exc)
+
+    async def _call(self, parsed: BaseModel) -> Any:
+        if self.call_style == "model":
+            call: Callable[[], Any] = lambda: self.handler(parsed)  # noqa: E731
+        else:
+            values = {name: getattr(parsed, name) for name in type(parsed).model_fields}
+            call = lambda: self.handler(**values)  # noqa: E731
+        if inspect.iscoroutinefunction(self.handler):
+            return await call()
+        result = await asyncio.to_thread(call)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+    def to_openai(self) -> dict[str, Any]:
+        """Describe this tool as an OpenAI chat-completions function tool."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.input_schema,
+            },
+        }
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """Describe this tool as an Anthropic Messages API tool."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+    def to_mcp(self) -> dict[str, Any]:
+        """Describe this tool as a Model Context Protocol tool definition."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+        }
+
+
+def _to_output(value: Any) -> str:
+    """Text for the model: strings as they are, anything else as deterministic JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(
+        to_jsonable_python(value), sort_keys=True, ensure_ascii=False, separators=(", ", ": ")
+    )
+
+
+def _check_name(name: str) -> list[str]:
+    if TOOL_NAME_RE.match(name):
+        return []
+    return [
+        f"tool name {name!r} breaks the providers' rule: 1-64 characters from A-Z a-z 0-9 _ -"
+    ]
+
+
+def _from_function(
+    fn: Handler, *, name: str | None, description: str | None, source: str
+) -> Tool:
+    if not callable(fn):
+        raise ToolDefinitionError(f"define_tool expects a function, got {type(fn).__name__}")
+    tool_name = name if name is not None else getattr(fn, "__name__", "")
+    problems = _check_name(tool_name)
+    schema, schema_problems = function_schema(fn, name=tool_name, description=description)
+    problems += schema_problems
+    if problems or schema is None:
+        raise ToolDefinitionError(f"cannot define tool {tool_name!r}", problems=problems)
+    return Tool(
+        name=tool_name,
+        description=schema.description,
+        source=source,
+        input_model=schema.input_model,
+        handler=fn,
+        call_style="kwargs",
+    )
+
+
+def _from_model(
+    *, name: str, description: str, input_model: type[BaseModel], handler: Handler, source: str
+) -> Tool:
+    problems = _check_name(name)
+    if not description.strip():
+        problems.append("description is empty: tell the model what the tool does")
+    if not (isinstance(input_model, type) and issubclass(input_model, BaseModel)):
+        problems.append(f"input_model must be a pydantic BaseModel subclass, got {input_model!r}")
+    if not callable(handler):
+        problems.append(f"handler must be callable, got {type(handler).__name__}")
+    if not problems:
+        try:
+            clean_schema(input_model)
+        except Exception as exc:
+            problems.append(f"input_model has no JSON Schema: {exc}")
+    if problems:
+        raise ToolDefinitionError(f"cannot define tool {name!r}", problems=problems)
+    return Tool(
+        name=name,
+        description=description,
+        source=source,
+        input_model=input_model,
+        handler=handler,
+        call_style="model",
+    )
+
+
+@overload
+def define_tool(fn: Handler, /) -> Tool: ...
+@overload
+def define_tool(
+    *, name: str | None = None, description: str | None = None, source: str = "native"
+) -> Callable[[Handler], Tool]: ...
+@overload
+def define_tool(
+    *,
+    name: str,
+    description: str,
+    input_model: type[M],
+    handler: Callable[[M], Any],
+    source: str = "native",
+) -> Tool: ...
+def define_tool(
+    fn: Handler | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    input_model: type[BaseModel] | None = None,
+    handler: Handler | None = None,
+    source: str = "native",
+) -> Tool | Callable[[Handler], Tool]:
+    """Define a tool from a typed function, or from an explicit pydantic input model.
+
+    Three forms:
+
+    * `@define_tool` on a typed function: name from the function, description from
+      its docstring's first paragraph, parameter descriptions from its `Args:`
+      section or `Annotated[..., Field(description=...)]`.
+    * `@define_tool(name=..., description=...)`: the same, with overrides.
+    * `define_tool(name=..., description=..., input_model=Model, handler=fn)`:
+      `fn` receives one validated `Model` instance.
+
+    Handlers may be sync (run in a worker thread) or async, and may return a
+    string or anything JSON-serialisable.
+
+    Raises:
+        ToolDefinitionError: listing every problem found (missing type hints,
+            types without a JSON Schema, a name providers reject, no description).
+    """
+    if input_model is not None or handler is not None:
+        if fn is not None:
+            raise ToolDefinitionError("pass either a function or input_model= and handler=")
+        missing = [
+            arg
+            for arg, value in (
+                ("name", name),
+                ("description", description),
+                ("input_model", input_model),
+                ("handler", handler),
+            )
+            if value is None
+        ]
+        if missing:
+            raise ToolDefinitionError(
+                "the explicit form of define_tool needs "
+                + ", ".join(f"{m}=" for m in missing)
+            )
+        assert name is not None and description is not None
+        assert input_model is not None and handler is not None
+        return _from_model(
+            name=name,
+            description=description,
+            input_model=input_model,
+            handler=handler,
+            source=source,
+        )
+    if fn is not None:
+        return _from_function(fn, name=name, description=description, source=source)
+
+    def decorate(func: Handler) -> Tool:
+        return _from_function(func, name=name, description=description, source=source)
+
+    return decorate
