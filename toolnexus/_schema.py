@@ -25,7 +25,9 @@ __all__ = [
 # The strictest rule shared by OpenAI, Anthropic and MCP clients for tool names.
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
-_SECTION_RE = re.compile(r"^(Args|Arguments|Parameters|Params|Returns|Return|Raises|Yields|Example|Examples|Note|Notes):\s*$")
+_SECTION_RE = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Returns|Return|Raises|Yields|Example|Examples|Note|Notes):\s*$"
+)
 _PARAM_RE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
@@ -79,13 +81,20 @@ def _field_description(annotation: Any) -> str | None:
 
 
 def function_schema(
-    fn: Callable[..., Any], *, name: str, description: str | None
+    fn: Callable[..., Any],
+    *,
+    name: str,
+    description: str | None,
+    localns: Mapping[str, Any] | None = None,
 ) -> tuple[FunctionSchema | None, list[str]]:
-    """Derive the input model of `fn`; return it with every problem found (empty when fine)."""
+    """Derive the input model of `fn`; return it with every problem found (empty when fine).
+
+    `localns` resolves string annotations naming classes local to the defining scope.
+    """
     problems: list[str] = []
     summary, param_docs = parse_docstring(inspect.getdoc(fn))
     try:
-        hints = get_type_hints(fn, include_extras=True)
+        hints = get_type_hints(fn, localns=dict(localns or {}), include_extras=True)
     except Exception as exc:  # a forward reference that does not resolve, for one
         return None, [f"cannot read the type hints of {name!r}: {exc}"]
     fields: dict[str, Any] = {}
@@ -101,7 +110,9 @@ def function_schema(
         try:
             TypeAdapter(annotation).json_schema()
         except Exception as exc:
-            problems.append(f"{where}: type {annotation!r} has no JSON Schema ({type(exc).__name__})")
+            problems.append(
+                f"{where}: type {annotation!r} has no JSON Schema ({type(exc).__name__})"
+            )
             continue
         doc = param_docs.get(param.name)
         default = ... if param.default is param.empty else param.default
@@ -114,9 +125,7 @@ def function_schema(
         problems.append("no description: write a docstring or pass description=")
     if problems:
         return None, problems
-    model = create_model(  # type: ignore[call-overload]
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return (
         FunctionSchema(
             description=final_description,

@@ -11,6 +11,7 @@ import asyncio
 import copy
 import inspect
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, TypeVar, overload
@@ -76,15 +77,15 @@ class Tool:
 
         Cancellation and other `BaseException`s that are not `Exception`s propagate.
         """
-        if args is None:
-            args = {}
-        if not isinstance(args, Mapping):
+        # Models and clients send anything; check at run time what the types promise.
+        raw: object = {} if args is None else args
+        if not isinstance(raw, Mapping):
             return ToolResult(
-                f"invalid arguments: expected a JSON object, got {type(args).__name__}",
+                f"invalid arguments: expected a JSON object, got {type(raw).__name__}",
                 is_error=True,
             )
         try:
-            parsed = self.input_model.model_validate(decode_json_strings(args, self._schema))
+            parsed = self.input_model.model_validate(decode_json_strings(raw, self._schema))
         except ValidationError as exc:
             return ToolResult(describe_validation_error(exc), is_error=True)
         try:
@@ -148,19 +149,24 @@ def _to_output(value: Any) -> str:
 def _check_name(name: str) -> list[str]:
     if TOOL_NAME_RE.match(name):
         return []
-    return [
-        f"tool name {name!r} breaks the providers' rule: 1-64 characters from A-Z a-z 0-9 _ -"
-    ]
+    return [f"tool name {name!r} breaks the providers' rule: 1-64 characters from A-Z a-z 0-9 _ -"]
 
 
 def _from_function(
-    fn: Handler, *, name: str | None, description: str | None, source: str
+    fn: Handler,
+    *,
+    name: str | None,
+    description: str | None,
+    source: str,
+    localns: Mapping[str, Any],
 ) -> Tool:
     if not callable(fn):
         raise ToolDefinitionError(f"define_tool expects a function, got {type(fn).__name__}")
     tool_name = name if name is not None else getattr(fn, "__name__", "")
     problems = _check_name(tool_name)
-    schema, schema_problems = function_schema(fn, name=tool_name, description=description)
+    schema, schema_problems = function_schema(
+        fn, name=tool_name, description=description, localns=localns
+    )
     problems += schema_problems
     if problems or schema is None:
         raise ToolDefinitionError(f"cannot define tool {tool_name!r}", problems=problems)
@@ -180,10 +186,12 @@ def _from_model(
     problems = _check_name(name)
     if not description.strip():
         problems.append("description is empty: tell the model what the tool does")
-    if not (isinstance(input_model, type) and issubclass(input_model, BaseModel)):
-        problems.append(f"input_model must be a pydantic BaseModel subclass, got {input_model!r}")
-    if not callable(handler):
-        problems.append(f"handler must be callable, got {type(handler).__name__}")
+    model: object = input_model
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        problems.append(f"input_model must be a pydantic BaseModel subclass, got {model!r}")
+    function: object = handler
+    if not callable(function):
+        problems.append(f"handler must be callable, got {type(function).__name__}")
     if not problems:
         try:
             clean_schema(input_model)
@@ -259,22 +267,29 @@ def define_tool(
         ]
         if missing:
             raise ToolDefinitionError(
-                "the explicit form of define_tool needs "
-                + ", ".join(f"{m}=" for m in missing)
+                "the explicit form of define_tool needs " + ", ".join(f"{m}=" for m in missing)
             )
-        assert name is not None and description is not None
-        assert input_model is not None and handler is not None
         return _from_model(
-            name=name,
-            description=description,
-            input_model=input_model,
-            handler=handler,
+            name=str(name),
+            description=str(description),
+            input_model=input_model,  # type: ignore[arg-type]
+            handler=handler,  # type: ignore[arg-type]
             source=source,
         )
+    # Names local to the caller's scope resolve string annotations (PEP 563).
+    caller_locals = sys._getframe(1).f_locals
     if fn is not None:
-        return _from_function(fn, name=name, description=description, source=source)
+        return _from_function(
+            fn, name=name, description=description, source=source, localns=caller_locals
+        )
 
     def decorate(func: Handler) -> Tool:
-        return _from_function(func, name=name, description=description, source=source)
+        return _from_function(
+            func,
+            name=name,
+            description=description,
+            source=source,
+            localns={**caller_locals, **sys._getframe(1).f_locals},
+        )
 
     return decorate

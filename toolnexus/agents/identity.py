@@ -78,9 +78,7 @@ def parse_identity(text: str, *, path: Path) -> Identity:
     try:
         config = IdentityConfig.model_validate(fm.data)
     except ValidationError as exc:
-        raise HomeError(
-            f"{path}: invalid frontmatter", problems=_describe(exc, fm, path)
-        ) from exc
+        raise HomeError(f"{path}: invalid frontmatter", problems=_describe(exc, fm, path)) from exc
     return Identity(config=config, body=fm.body.strip("\n"))
 
 

@@ -1,0 +1,61 @@
+"""The public surface: what `toolnexus` and `toolnexus.agents` export, and nothing stray."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import toolnexus
+from toolnexus import agents, errors
+
+
+@pytest.mark.parametrize("module", [toolnexus, agents, errors], ids=lambda m: m.__name__)
+def test_all_is_sorted_and_every_name_resolves(module: object) -> None:
+    names = module.__all__  # type: ignore[attr-defined]
+    assert list(names) == sorted(names)
+    for name in names:
+        assert getattr(module, name) is not None, name
+
+
+def test_the_spec_names_are_public() -> None:
+    assert set(toolnexus.__all__) >= {"agents", "define_tool", "Tool", "ToolResult", "ToolError"}
+    assert set(agents.__all__) == {
+        "Agent",
+        "Home",
+        "HomeError",
+        "Session",
+        "Soul",
+        "compose_soul",
+        "from_dir",
+        "memory_tool",
+    }
+    assert agents.HomeError is errors.HomeError
+
+
+def test_unknown_agents_attribute_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        agents.nope  # noqa: B018
+
+
+def test_every_error_derives_from_the_root() -> None:
+    for name in errors.__all__:
+        assert issubclass(getattr(errors, name), errors.ToolnexusError)
+
+
+def test_importing_the_package_stays_light() -> None:
+    """`import toolnexus` must not pull in jinja2, watchfiles or provider SDKs (CLI start-up)."""
+    code = (
+        "import sys, toolnexus\n"
+        "heavy = [m for m in ('jinja2', 'watchfiles', 'openai') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_modules_import_without_cycles() -> None:
+    for name in ("toolnexus.tools", "toolnexus.errors", "toolnexus.agents.identity"):
+        assert importlib.import_module(name)
