@@ -1,0 +1,412 @@
+"""The `toolnexus` command line: parse arguments, call the library, print.
+
+Each verb imports only what it needs, so `toolnexus soul` never loads
+watchfiles or a provider SDK. User mistakes end in one line on stderr and a
+non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from .agents.soul import Soul
+
+__all__ = ["main"]
+
+PROG = "toolnexus"
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A mistake on the command line: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line that points at --help."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _home_dir(value: str) -> Path:
+    path = Path(value)
+    if not path.exists():
+        raise UsageError(f"no such directory: {value}")
+    if not path.is_dir():
+        raise UsageError(f"not a directory: {value}")
+    return path
+
+
+def _one_line(exc: BaseException) -> str:
+    problems = getattr(exc, "problems", None)
+    if problems:
+        return "; ".join(str(p) for p in problems)
+    return " ".join(str(exc).split("\n"))
+
+
+# -- init ----------------------------------------------------------------------------------
+
+_IDENTITY = """\
+---
+{frontmatter}---
+
+You are {name}. Describe here who the persona is, how it speaks, and what it cares
+about. This prose opens every system prompt, so keep it stable: durable facts the
+persona learns go to MEMORY.md and USER.md through its `memory` tool.
+"""
+
+_MEMORY = "# Memory\n\n"
+_USER = "# User\n\n"
+
+_SKILL = """\
+---
+name: example-skill
+description: Shows how a skill is written. Load it to see the Agent Skills format in use.
+---
+
+# Example skill
+
+Skills are instructions the persona loads on demand with the `skill` tool: the
+system prompt lists only each skill's name and description.
+
+1. Keep the description specific, so the model knows when to load the skill.
+2. Put long material in files beside SKILL.md (for example `references/notes.md`).
+"""
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Scaffold a new home that passes `check` at once; never overwrite anything."""
+    import yaml
+
+    home = Path(args.dir)
+    if home.exists() and not home.is_dir():
+        raise UsageError(f"not a directory: {home}")
+    name = args.name or home.resolve().name
+    frontmatter = yaml.safe_dump(
+        {"name": name, "description": f"{name}, a long-lived persona."},
+        sort_keys=False,
+        allow_unicode=True,
+    )
+    files = {
+        "IDENTITY.md": _IDENTITY.format(frontmatter=frontmatter, name=name),
+        "MEMORY.md": _MEMORY,
+        "USER.md": _USER,
+        "skills/example-skill/SKILL.md": _SKILL,
+    }
+    existing = [rel for rel in files if (home / rel).exists()]
+    if existing:
+        raise UsageError(f"refusing to overwrite an existing home: {home / existing[0]} exists")
+    for rel, text in files.items():
+        path = home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    print(f"created home {home} (persona {name!r}); next: {PROG} soul {home}")
+    return EXIT_OK
+
+
+# -- soul ----------------------------------------------------------------------------------
+
+
+def _soul_json(soul: Soul) -> str:
+    return soul.model_dump_json(indent=2) + "\n"
+
+
+def cmd_soul(args: argparse.Namespace) -> int:
+    """Print the composed system prompt, its JSON form, or re-render on every change."""
+    from .agents.home import Home
+
+    home = Home(_home_dir(args.dir))
+    if args.watch:
+        return _watch_soul(home, as_json=args.json, strict=not args.tolerant)
+    soul = home.compose(strict=not args.tolerant)
+    sys.stdout.write(_soul_json(soul) if args.json else soul.text)
+    return EXIT_OK
+
+
+def _watch_soul(home: Any, *, as_json: bool, strict: bool) -> int:
+    import difflib
+
+    from .errors import HomeError
+
+    async def run() -> None:
+        last: str | None = None
+        try:
+            first: Any = home.compose(strict=strict)
+        except HomeError as exc:
+            first = exc
+        async for soul in _chain(first, home.watch(strict=strict)):
+            if isinstance(soul, HomeError):
+                print(f"{PROG} soul: {_one_line(soul)}", file=sys.stderr, flush=True)
+                continue
+            text = _soul_json(soul) if as_json else soul.text
+            if last is None:
+                sys.stdout.write(text)
+            elif text != last:
+                print(f"=== soul changed: {soul.digest}", flush=True)
+                sys.stdout.writelines(
+                    difflib.unified_diff(
+                        last.splitlines(keepends=True),
+                        text.splitlines(keepends=True),
+                        fromfile="before",
+                        tofile="after",
+                    )
+                )
+            sys.stdout.flush()
+            last = text
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        return EXIT_OK
+    return EXIT_OK
+
+
+async def _chain(first: Any, rest: Any) -> Any:
+    yield first
+    async for item in rest:
+        yield item
+
+
+# -- memory --------------------------------------------------------------------------------
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    """Run one memory action through the very tool a model uses (same rules, same messages)."""
+    from .agents.memory import MEMORY_FILES, memory_tool
+
+    home = _home_dir(args.dir)
+    target = "user" if args.user else "self"
+    if args.action == "show":
+        path = home / MEMORY_FILES[target]
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        sys.stdout.write(text)
+        return EXIT_OK
+    call: dict[str, Any] = {"action": args.action, "target": target, "text": args.text}
+    if args.action == "replace":
+        call["with"] = args.with_
+    result = asyncio.run(memory_tool(home).execute(call))
+    if result.is_error:
+        print(f"{PROG} memory: {result.output}", file=sys.stderr)
+        return EXIT_FAIL
+    print(result.output)
+    return EXIT_OK
+
+
+# -- check ---------------------------------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Validate homes; list every problem and warning; exit 0 only when clean."""
+    from .agents.agent import from_dir
+    from .errors import AgentError, HomeError
+
+    failed = False
+    for value in args.dirs:
+        problems: list[str] = []
+        warnings: list[str] = []
+        try:
+            home = _home_dir(value)
+            soul = from_dir(home).session().soul
+        except UsageError as exc:
+            problems.append(str(exc))
+        except HomeError as exc:
+            problems.extend(exc.problems)
+        except AgentError as exc:
+            problems.append(str(exc))
+        else:
+            warnings.extend(soul.warnings)
+            problems.extend(_describe_withheld(soul))
+        if args.strict:
+            problems, warnings = problems + warnings, []
+        for line in problems:
+            print(f"error: {line}")
+        for line in warnings:
+            print(f"warning: {line}")
+        failed = failed or bool(problems)
+        status = "FAILED" if problems else "ok"
+        print(f"{value}: {status} ({len(problems)} problems, {len(warnings)} warnings)")
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+def _describe_withheld(soul: Soul) -> list[str]:
+    return [f"withheld from the soul: {item}" for item in soul.withheld]
+
+
+# -- tools ---------------------------------------------------------------------------------
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    """Print the agent's tool specs as JSON in a provider's format."""
+    from .agents.agent import from_dir
+
+    agent = from_dir(_home_dir(args.dir))
+    render: Callable[[Any], dict[str, Any]] = {
+        "openai": lambda t: t.to_openai(),
+        "anthropic": lambda t: t.to_anthropic(),
+        "mcp": lambda t: t.to_mcp(),
+    }[args.format]
+    print(json.dumps([render(t) for t in agent.uses.tools], indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+# -- chat ----------------------------------------------------------------------------------
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """Talk to the persona through an OpenAI-compatible model, one line at a time."""
+    import os
+
+    from .agents.agent import from_dir
+    from .agents.identity import load_identity
+
+    home = _home_dir(args.dir)
+    model_name = args.model or load_identity(home).config.model or os.environ.get("TOOLNEXUS_MODEL")
+    if not model_name:
+        raise UsageError(
+            "no model configured: pass --model NAME, set `model:` in IDENTITY.md, "
+            "or set TOOLNEXUS_MODEL (plus OPENAI_BASE_URL / OPENAI_API_KEY as needed)"
+        )
+    from .agents.models.openai import OpenAIModel
+
+    model = OpenAIModel(model=model_name, base_url=args.base_url)
+    session = from_dir(home, model=model).session()
+    print(f"chatting with {session.soul.name} ({model_name}); Ctrl-D to end", file=sys.stderr)
+
+    async def converse() -> None:
+        while True:
+            try:
+                line = await asyncio.to_thread(input, "you> ")
+            except EOFError:
+                print(file=sys.stderr)
+                return
+            if not line.strip():
+                continue
+            answer = await session.send(line)
+            print(f"{session.soul.name}> {answer}", flush=True)
+
+    try:
+        asyncio.run(converse())
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+    return EXIT_OK
+
+
+# -- the parser ----------------------------------------------------------------------------
+
+
+def _verb(
+    sub: Any, name: str, handler: Callable[[argparse.Namespace], int], help: str, example: str
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=help,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line, verb by verb."""
+    parser = _Parser(
+        prog=PROG,
+        description="Long-lived AI-agent personas that live in a directory.",
+        epilog=f"example:\n  {PROG} init my-persona && {PROG} soul my-persona",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True, parser_class=_Parser)
+
+    p = _verb(sub, "init", cmd_init, "Create a new home.", f"{PROG} init ada --name Ada")
+    p.add_argument("dir", help="the home directory to create")
+    p.add_argument("--name", help="the persona's name (default: the directory's name)")
+
+    p = _verb(sub, "soul", cmd_soul, "Print a home's system prompt.", f"{PROG} soul ada --watch")
+    p.add_argument("dir", help="the home directory")
+    p.add_argument("--json", action="store_true", help="print the whole soul as JSON")
+    p.add_argument("--watch", action="store_true", help="re-render on every change (Ctrl-C ends)")
+    p.add_argument("--tolerant", action="store_true", help="skip bad skills, with warnings")
+
+    p = _verb(
+        sub,
+        "memory",
+        cmd_memory,
+        "Show or edit MEMORY.md / USER.md with the memory tool's rules.",
+        f'{PROG} memory ada replace "metric units" --with "SI units" --user',
+    )
+    p.add_argument("dir", help="the home directory")
+    p.add_argument("action", choices=["show", "add", "replace", "remove"])
+    p.add_argument("text", nargs="?", help="the entry (add) or the text to match (replace/remove)")
+    p.add_argument("--with", dest="with_", metavar="TEXT", help="the replacement (replace)")
+    p.add_argument("--user", action="store_true", help="edit USER.md instead of MEMORY.md")
+
+    p = _verb(sub, "check", cmd_check, "Validate homes.", f"{PROG} check ada personas/*")
+    p.add_argument("dirs", nargs="+", metavar="dir", help="home directories")
+    p.add_argument("--strict", action="store_true", help="treat warnings as problems")
+
+    p = _verb(
+        sub, "tools", cmd_tools, "Print a home's tool specs.", f"{PROG} tools ada --format mcp"
+    )
+    p.add_argument("dir", help="the home directory")
+    p.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
+
+    p = _verb(
+        sub,
+        "chat",
+        cmd_chat,
+        "Talk to a persona through an OpenAI-compatible model.",
+        f"OPENAI_API_KEY=... {PROG} chat ada --model gpt-4o-mini",
+    )
+    p.add_argument("dir", help="the home directory")
+    p.add_argument("--model", help="model name (default: IDENTITY.md `model:` or TOOLNEXUS_MODEL)")
+    p.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    return parser
+
+
+def _check_memory_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.verb != "memory":
+        return
+    if args.action == "show":
+        if args.text is not None or args.with_ is not None:
+            raise UsageError("memory show takes no text and no --with")
+        return
+    if args.text is None:
+        raise UsageError(f"memory {args.action} needs TEXT")
+    if args.action == "replace" and args.with_ is None:
+        raise UsageError("memory replace needs --with TEXT")
+    if args.action != "replace" and args.with_ is not None:
+        raise UsageError(f"--with is only for memory replace, not {args.action}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from .errors import ToolnexusError
+
+    where = f"{PROG} {args.verb}"
+    try:
+        _check_memory_args(parser, args)
+        code: int = args.handler(args)
+    except UsageError as exc:
+        print(f"{where}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ToolnexusError as exc:
+        print(f"{where}: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_FAIL
+    except OSError as exc:
+        print(f"{where}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_FAIL
+    return code
