@@ -1,0 +1,377 @@
+"""A persona's home directory: where its files are, and loading them (never creating them).
+
+Loads go through a small parse cache keyed by each file's stat signature, so
+composing a soul on every new session stays cheap; see `load_cached` for why
+the cache can never serve content older than what is on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import HomeError
+from .identity import IDENTITY_FILE, Identity, load_identity, parse_identity
+from .memory import MEMORY_FILES, MemoryDocument, Target, parse_memory
+from .safety import scan_text
+from .skills import SKILL_FILE, Skill, parse_skill
+
+if TYPE_CHECKING:
+    from .soul import Soul
+
+__all__ = ["SKILLS_DIR", "TEMPLATE_FILE", "Home", "MemoryFile", "SkillScan", "Source"]
+
+SKILLS_DIR = "skills"
+TEMPLATE_FILE = "soul.md.j2"
+
+#: A file changed less than this long before it was last read may hide a same-size
+#: rewrite inside one timestamp tick (2 s covers FAT and modest network clock skew),
+#: so its content is re-read and compared rather than trusted from its stat.
+RACY_WINDOW_NS = 2_000_000_000
+_CACHE_MAX = 20_000
+
+T = TypeVar("T")
+
+
+class Source(BaseModel):
+    """One thing a soul was built from: a path relative to the home and its content hash.
+
+    `sha256` is None when the file is absent (an absent MEMORY.md is part of the
+    snapshot too: creating it makes the soul stale). For the skills folder
+    (`path == "skills/"`) the hash covers the sorted listing of its entries.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    sha256: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryFile:
+    """A memory file as composing sees it: the parsed document and each block's safety verdict."""
+
+    doc: MemoryDocument
+    #: Per block of `doc.blocks`: why it must not enter a system prompt (empty = safe).
+    reasons: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillScan:
+    """What the skills folder holds: valid skills (sorted by name) and what is wrong."""
+
+    skills: tuple[Skill, ...]
+    #: Rule breaks (a folder without SKILL.md, a bad SKILL.md): errors in strict mode.
+    problems: tuple[str, ...]
+    #: Soft limits and ignored entries: never errors.
+    warnings: tuple[str, ...]
+    sources: tuple[Source, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Entry:
+    key: tuple[int, ...]
+    verified_ns: int
+    sha256: str
+    value: Any
+
+
+_CACHE: dict[tuple[str, str], _Entry] = {}
+
+
+def load_cached(
+    path: Path, kind: str, parse: Callable[[str, Path], T]
+) -> tuple[str | None, T | None]:
+    """Return `(sha256 of the bytes, parse(text, path))` for a file, or `(None, None)` if absent.
+
+    `parse` receives the text with BOM and CRLF normalised and must be pure and
+    not raise (return problems as values). Results are reused while the file's
+    stat signature (inode, device, size, mtime, ctime) is unchanged *and* the file
+    was last verified well after it last changed (git's racy-clean rule): a
+    rewrite that keeps size and mtime still moves ctime, unless it lands in the
+    same timestamp tick as an earlier write, and a file that recent is re-read.
+
+    Raises:
+        HomeError: when the file exists but is not a readable UTF-8 file.
+    """
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None
+    except OSError as exc:
+        raise HomeError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
+    key = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    slot = (name, kind)
+    entry = _CACHE.get(slot)
+    if (
+        entry is not None
+        and entry.key == key
+        and max(st.st_ctime_ns, st.st_mtime_ns) < entry.verified_ns - RACY_WINDOW_NS
+    ):
+        return entry.sha256, entry.value
+    verified_ns = time.time_ns()
+    try:
+        with open(name, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None, None
+    except IsADirectoryError:
+        raise HomeError(f"{name}: is a folder: it must be a file") from None
+    except OSError as exc:
+        raise HomeError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
+    sha = hashlib.sha256(data).hexdigest()
+    if entry is not None and entry.sha256 == sha:
+        value = entry.value
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise HomeError(
+                f"{name}: not UTF-8 text (byte {exc.start}): save it as UTF-8"
+            ) from None
+        value = parse(_normalize(text), path)
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    _CACHE[slot] = _Entry(key=key, verified_ns=verified_ns, sha256=sha, value=value)
+    return sha, value
+
+
+def clear_caches() -> None:
+    """Forget every parsed file (for benchmarks and tests; correctness never needs it)."""
+    _CACHE.clear()
+
+
+def _normalize(text: str) -> str:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Home:
+    """A persona's home directory. Knows the paths; loads files; never creates anything."""
+
+    path: Path
+
+    def __init__(self, dir: str | os.PathLike[str]) -> None:
+        object.__setattr__(self, "path", Path(os.path.abspath(dir)))
+
+    @property
+    def identity_path(self) -> Path:
+        """IDENTITY.md: the persona's config (frontmatter) and identity (prose). Required."""
+        return self.path / IDENTITY_FILE
+
+    @property
+    def memory_path(self) -> Path:
+        """MEMORY.md: the persona's own notes (memory target "self"). Absent means empty."""
+        return self.path / MEMORY_FILES["self"]
+
+    @property
+    def user_path(self) -> Path:
+        """USER.md: what the persona knows about its user (target "user"). Absent means empty."""
+        return self.path / MEMORY_FILES["user"]
+
+    @property
+    def skills_dir(self) -> Path:
+        """skills/: one folder per skill, each with a SKILL.md. Absent means no skills."""
+        return self.path / SKILLS_DIR
+
+    @property
+    def template_path(self) -> Path:
+        """soul.md.j2: optional; overrides the package's soul template."""
+        return self.path / TEMPLATE_FILE
+
+    def check_dir(self) -> None:
+        """Raise HomeError unless the home is an existing folder.
+
+        Raises:
+            HomeError: naming the path.
+        """
+        if not self.path.is_dir():
+            what = "does not exist" if not self.path.exists() else "is not a folder"
+            raise HomeError(f"{self.path}: {what}: a home is a folder with an IDENTITY.md in it")
+
+    def load_identity(self) -> tuple[str | None, Identity]:
+        """Return IDENTITY.md's content hash and parsed identity.
+
+        Raises:
+            HomeError: when it is missing or breaks a rule (every problem listed).
+        """
+        sha, result = load_cached(self.identity_path, "identity", _parse_identity_file)
+        if result is None:
+            self.check_dir()
+            # Raises the one "missing IDENTITY.md" error (or loads a file that just appeared).
+            return None, load_identity(self.path)
+        if isinstance(result, tuple):
+            raise problems_error(result)
+        return sha, result
+
+    def identity(self) -> Identity:
+        """Load IDENTITY.md.
+
+        Raises:
+            HomeError: when it is missing or breaks a rule (every problem listed).
+        """
+        return self.load_identity()[1]
+
+    def load_memory_file(self, target: Target) -> tuple[str | None, MemoryFile]:
+        """Return the content hash (None if absent) and parsed memory file for a target."""
+        path = self.memory_path if target == "self" else self.user_path
+        sha, result = load_cached(path, "memory", _parse_memory_file)
+        if result is None:
+            return None, _EMPTY_MEMORY
+        return sha, result
+
+    def memory(self) -> MemoryDocument:
+        """Load MEMORY.md (empty when absent)."""
+        return self.load_memory_file("self")[1].doc
+
+    def user(self) -> MemoryDocument:
+        """Load USER.md (empty when absent)."""
+        return self.load_memory_file("user")[1].doc
+
+    def scan_skills(self) -> SkillScan:
+        """Look at every entry of skills/ and report valid skills, problems and warnings.
+
+        Hidden entries (a leading dot) are ignored; a plain file directly under
+        skills/ is ignored with a warning (skills are folders); a folder without a
+        SKILL.md, or with a bad one, is a problem.
+        """
+        root = self.skills_dir
+        try:
+            entries = sorted(os.scandir(root), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            if root.exists():
+                problem = f"{root}: is not a folder: skills live in skills/<name>/SKILL.md"
+                return SkillScan(
+                    skills=(), problems=(problem,), warnings=(), sources=(_listing([]),)
+                )
+            return SkillScan(
+                skills=(), problems=(), warnings=(), sources=(Source(path="skills/", sha256=None),)
+            )
+        skills: list[Skill] = []
+        problems: list[str] = []
+        warnings: list[str] = []
+        names: list[str] = []
+        sources: list[Source] = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if not entry.is_dir():
+                names.append(entry.name)
+                warnings.append(
+                    f"{entry.path}: ignored: not a skill folder "
+                    f"(a skill is a folder skills/<name>/ with a {SKILL_FILE})"
+                )
+                continue
+            names.append(entry.name + "/")
+            path = Path(entry.path) / SKILL_FILE
+            try:
+                sha, result = load_cached(path, "skill", _parse_skill_file)
+            except HomeError as exc:
+                sha, result = "unreadable", None
+                problems.extend(exc.problems)
+            sources.append(Source(path=f"{SKILLS_DIR}/{entry.name}/{SKILL_FILE}", sha256=sha))
+            if sha is None:
+                problems.append(_missing_skill_file(Path(entry.path)))
+            elif isinstance(result, HomeError):
+                problems.extend(result.problems)
+            elif result is not None:
+                skill, skill_warnings = result
+                skills.append(skill)
+                warnings.extend(skill_warnings)
+        return SkillScan(
+            skills=tuple(skills),
+            problems=tuple(problems),
+            warnings=tuple(warnings),
+            sources=(_listing(names), *sources),
+        )
+
+    def skills(self, *, strict: bool = True) -> tuple[Skill, ...]:
+        """Load every skill, sorted by name.
+
+        Args:
+            strict: True (default) raises on any bad skill; False skips bad ones.
+
+        Raises:
+            HomeError: (strict) listing every problem in skills/.
+        """
+        scan = self.scan_skills()
+        if strict and scan.problems:
+            raise problems_error(scan.problems)
+        return scan.skills
+
+    def compose(self, *, strict: bool = True) -> Soul:
+        """Compose the soul: a frozen, deterministic system-prompt snapshot of this home.
+
+        Args:
+            strict: True (default) raises on any problem; False skips bad skills and
+                records each as a warning on the soul.
+
+        Raises:
+            HomeError: listing every problem found.
+        """
+        from .soul import compose_home
+
+        return compose_home(self, strict=strict)
+
+    def watch(self, **kwargs: Any) -> AsyncIterator[Soul | HomeError]:
+        """Re-compose the soul whenever the home changes (async iterator of Soul | HomeError)."""
+        from ._watch import watch_home
+
+        return watch_home(self, **kwargs)
+
+
+def problems_error(problems: tuple[str, ...] | list[str]) -> HomeError:
+    """One HomeError listing every problem (the problem itself when there is just one)."""
+    if len(problems) == 1:
+        return HomeError(problems[0])
+    return HomeError(f"{len(problems)} problems in the home", problems=problems)
+
+
+def _parse_identity_file(text: str, path: Path) -> Identity | tuple[str, ...]:
+    try:
+        return parse_identity(text, path=path)
+    except HomeError as exc:
+        return exc.problems
+
+
+def _parse_memory_file(text: str, path: Path) -> MemoryFile:
+    doc = parse_memory(text)
+    return MemoryFile(doc=doc, reasons=tuple(scan_text(block.text) for block in doc.blocks))
+
+
+def _parse_skill_file(text: str, path: Path) -> tuple[Skill, tuple[str, ...]] | HomeError:
+    try:
+        return parse_skill(text, path=path)
+    except HomeError as exc:
+        return exc
+
+
+_EMPTY_MEMORY = MemoryFile(doc=parse_memory(""), reasons=())
+
+
+def _listing(names: list[str]) -> Source:
+    digest = hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
+    return Source(path=f"{SKILLS_DIR}/", sha256=digest)
+
+
+def _missing_skill_file(folder: Path) -> str:
+    hint = "add one with `name:` and `description:` frontmatter"
+    try:
+        near = [e.name for e in os.scandir(folder) if e.name.lower() == SKILL_FILE.lower()]
+    except OSError:
+        near = []
+    if near:
+        hint = f"found {near[0]}: rename it to {SKILL_FILE}"
+    return f"{folder}: no {SKILL_FILE}: every skill folder needs one ({hint})"
