@@ -1,0 +1,191 @@
+"""The memory file format: Markdown in which every `- ` list item is an entry.
+
+One parser for MEMORY.md and USER.md, shared by the memory tool, the soul and
+the command line. It never raises, because a person or an editor may save
+anything; and an unmodified document renders back byte for byte, so prose a
+person wrote survives every edit the tool makes.
+
+The format is line-based on purpose (no Markdown library): the rules must be
+simple enough for a person editing the file to predict.
+
+* An entry starts with `- ` at column 0. The lines after it that start with a
+  space or a tab are its continuation lines (indented two spaces when the tool
+  writes them).
+* Every other line (headings, paragraphs, blank lines, `*` bullets) is prose.
+* A leading UTF-8 BOM and the file's newline style (LF or CRLF) are kept; an
+  entry's logical `text` never contains the `\\r` of a CRLF line end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "Block",
+    "MemoryDocument",
+    "append_entry",
+    "format_entry",
+    "normalize_text",
+    "parse_memory",
+    "remove_entries",
+    "replace_entries",
+]
+
+BOM = "\ufeff"
+ENTRY_PREFIX = "- "
+INDENT = "  "
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Block:
+    """A run of lines in a memory file: one entry, or prose between entries.
+
+    `raw` is the exact source slice (newlines included), so rendering is lossless;
+    `text` is what the entry says (no `- ` marker, no continuation indent, LF line
+    breaks) or, for prose, `raw` itself. `line` is the 1-based line it starts on.
+    """
+
+    kind: Literal["entry", "prose"]
+    raw: str
+    text: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryDocument:
+    """A parsed memory file; immutable, so a snapshot never changes under a reader."""
+
+    blocks: tuple[Block, ...] = ()
+    #: True when the file starts with a UTF-8 byte order mark (kept on rewrite).
+    bom: bool = False
+    #: The file's newline style, used for the lines the tool writes.
+    newline: Literal["\n", "\r\n"] = "\n"
+    _entries: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        texts = tuple(b.text for b in self.blocks if b.kind == "entry")
+        object.__setattr__(self, "_entries", texts)
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """The logical text of every entry, in file order."""
+        return self._entries
+
+    @property
+    def chars(self) -> int:
+        """Characters the file puts in a prompt: no BOM, a CRLF counts as one."""
+        body = "".join(b.raw for b in self.blocks)
+        return len(body) - body.count("\r\n")
+
+    def render(self) -> str:
+        """Return the file text; byte-identical to the parsed input when unmodified."""
+        return (BOM if self.bom else "") + "".join(b.raw for b in self.blocks)
+
+
+def normalize_text(text: str) -> str:
+    """Turn CRLF and lone CR into LF, so text from any client matches file entries."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _content(line: str) -> str:
+    """A line without its line end (LF, CRLF, or a CR at the very end of the file)."""
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+def _dedent(line: str) -> str:
+    """Strip the continuation indent: two spaces, or else one space or tab."""
+    if line.startswith(INDENT):
+        return line[len(INDENT) :]
+    return line[1:]
+
+
+def _is_continuation(line: str) -> bool:
+    return line[:1] in (" ", "\t")
+
+
+def parse_memory(text: str) -> MemoryDocument:
+    """Parse memory-file text into entries and prose; never raises.
+
+    Args:
+        text: the file's text as decoded from UTF-8 (BOM and CRLF allowed).
+    """
+    bom = text.startswith(BOM)
+    body = text[1:] if bom else text
+    parts = body.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    newline: Literal["\n", "\r\n"] = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    blocks: list[Block] = []
+    i, count = 0, len(lines)
+    while i < count:
+        j = i + 1
+        if lines[i].startswith(ENTRY_PREFIX):
+            while j < count and _is_continuation(lines[j]):
+                j += 1
+            first = _content(lines[i])[len(ENTRY_PREFIX) :]
+            rest = [_dedent(_content(line)) for line in lines[i + 1 : j]]
+            blocks.append(
+                Block(
+                    kind="entry",
+                    raw="".join(lines[i:j]),
+                    text="\n".join([first, *rest]),
+                    line=i + 1,
+                )
+            )
+        else:
+            while j < count and not lines[j].startswith(ENTRY_PREFIX):
+                j += 1
+            raw = "".join(lines[i:j])
+            blocks.append(Block(kind="prose", raw=raw, text=raw, line=i + 1))
+        i = j
+    return MemoryDocument(blocks=tuple(blocks), bom=bom, newline=newline)
+
+
+def format_entry(text: str, *, newline: str = "\n") -> str:
+    """Return the raw lines of one entry holding `text` (LF-separated, no CR).
+
+    Every line after the first is indented, so no text can start a second entry
+    or a heading: multi-line text stays one entry.
+    """
+    first, *rest = text.split("\n")
+    return "".join([ENTRY_PREFIX, first, newline, *(INDENT + line + newline for line in rest)])
+
+
+def _rebuild(doc: MemoryDocument, raws: Iterable[str]) -> MemoryDocument:
+    """Parse the edited raw blocks again, so line numbers and blocks stay exact."""
+    return parse_memory((BOM if doc.bom else "") + "".join(raws))
+
+
+def append_entry(doc: MemoryDocument, text: str) -> MemoryDocument:
+    """Add an entry right after the last entry (at the end when there is none).
+
+    Keeping new entries next to the existing list keeps a person's footer prose
+    at the bottom, where they put it.
+    """
+    raws = [b.raw for b in doc.blocks]
+    entry_positions = [i for i, b in enumerate(doc.blocks) if b.kind == "entry"]
+    at = entry_positions[-1] + 1 if entry_positions else len(raws)
+    if at and not raws[at - 1].endswith("\n"):
+        # Only the file's last line can lack a line end; give it one first.
+        raws[at - 1] += doc.newline
+    raws.insert(at, format_entry(text, newline=doc.newline))
+    return _rebuild(doc, raws)
+
+
+def replace_entries(doc: MemoryDocument, old: str, new: str) -> MemoryDocument:
+    """Rewrite every entry whose text is exactly `old` to hold `new` instead."""
+    raws = [
+        format_entry(new, newline=doc.newline) if b.kind == "entry" and b.text == old else b.raw
+        for b in doc.blocks
+    ]
+    return _rebuild(doc, raws)
+
+
+def remove_entries(doc: MemoryDocument, old: str) -> MemoryDocument:
+    """Drop every entry whose text is exactly `old`; prose stays as it was."""
+    return _rebuild(doc, (b.raw for b in doc.blocks if not (b.kind == "entry" and b.text == old)))

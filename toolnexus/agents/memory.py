@@ -1,0 +1,430 @@
+"""A persona's durable memory: the `memory` tool over MEMORY.md and USER.md.
+
+Every action reads the file under a lock, applies one edit, and writes it back
+atomically before it returns (see `_store`); the entry format lives in
+`_memfile`, the safety check in `safety`. Writes never touch the running
+session: the soul is a snapshot, so they load from the next session on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.config import JsonDict
+from pydantic.json_schema import SkipJsonSchema
+
+from ..errors import HomeError, MemoryEditError
+from ..tools import Tool, define_tool
+from ._memfile import (
+    Block,
+    MemoryDocument,
+    append_entry,
+    normalize_text,
+    parse_memory,
+    remove_entries,
+    replace_entries,
+)
+from ._store import atomic_write, locked, read_bytes, real_path
+from .identity import DEFAULT_MEMORY_LIMITS, IDENTITY_FILE, load_identity
+from .safety import scan_text
+
+__all__ = [
+    "MEMORY_FILES",
+    "Block",
+    "MemoryDocument",
+    "MemoryStore",
+    "Target",
+    "memory_tool",
+    "parse_memory",
+]
+
+Target = Literal["self", "user"]
+
+#: The file each memory target lives in, inside a home folder.
+MEMORY_FILES: dict[Target, str] = {"self": "MEMORY.md", "user": "USER.md"}
+
+_LOADS = "Saved now, loads next session (this session's system prompt does not change)."
+_NOTHING = "Nothing written."
+
+
+def _quote(text: str, limit: int = 200) -> str:
+    """Show text to a model unambiguously (JSON string), shortened when long."""
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _check_text(text: str) -> str:
+    """Reject blank `text`; return it unchanged. Shared by the tool schema and the store."""
+    if not text.strip():
+        raise ValueError(
+            "must not be empty or only whitespace: for add, the note to save; "
+            "for replace/remove, part of the entry to change"
+        )
+    return text
+
+
+def _invalid(field: str, message: str) -> MemoryEditError:
+    return MemoryEditError(f"invalid arguments: {field}: {message}", kind="invalid")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStore:
+    """One memory file (MEMORY.md or USER.md) in `dir`, edited safely and durably.
+
+    Each edit takes the file's inter-process lock, re-reads the file from disk,
+    applies the change and checks it (match, limit, safety), then replaces the
+    file atomically; on any error nothing is written. `fsync=False` trades crash
+    durability for speed (tests, benchmarks).
+
+    Raises:
+        ValueError: at construction, for an unknown target or a limit that is
+            not a positive number of characters.
+    """
+
+    dir: Path
+    target: Target
+    _: KW_ONLY
+    limit: int
+    fsync: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dir", Path(self.dir))
+        if self.target not in MEMORY_FILES:
+            raise ValueError(f"target: unknown memory target {self.target!r}; use 'self' or 'user'")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit <= 0:
+            raise ValueError(f"limit: must be a positive number of characters, got {self.limit!r}")
+
+    @property
+    def path(self) -> Path:
+        """Where the file lives (it may not exist yet: missing means empty)."""
+        return self.dir / MEMORY_FILES[self.target]
+
+    @property
+    def name(self) -> str:
+        """The file's name, as messages show it."""
+        return MEMORY_FILES[self.target]
+
+    def read(self) -> MemoryDocument:
+        """Parse the file as it is on disk now; an empty document when it is missing.
+
+        Raises:
+            HomeError: when the file is not UTF-8 text.
+        """
+        data = read_bytes(self.path)
+        try:
+            return parse_memory(data.decode("utf-8") if data else "")
+        except UnicodeDecodeError as exc:
+            raise HomeError(f"{self.path}: not UTF-8 text ({exc}); re-save it as UTF-8") from exc
+
+    def usage(self, doc: MemoryDocument) -> str:
+        """Describe how full `doc` is, for a model deciding whether to consolidate."""
+        count = len(doc.entries)
+        noun = "entry" if count == 1 else "entries"
+        return f"{self.name}: {count} {noun}, {doc.chars}/{self.limit} characters used."
+
+    def add(self, text: str) -> str:
+        """Append `text` as one entry (an exact duplicate writes nothing).
+
+        Raises:
+            MemoryEditError: `invalid`, `rejected` (safety), or `full`.
+        """
+        entry = self._entry_text(text, field="text")
+
+        def edit(doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
+            if entry in doc.entries:
+                return None, (
+                    f"already in {self.name}, nothing written: the entry is saved and "
+                    f"loads next session. {self.usage(doc)}"
+                )
+            new = append_entry(doc, entry)
+            _verify(doc, new, (*doc.entries, entry))
+            self._check_room(doc, new)
+            return new, f"added to {self.name}. {_LOADS} {self.usage(new)}"
+
+        return self._edit(edit)
+
+    def replace(self, text: str, with_: str) -> str:
+        """Swap the part `text` of the one matching entry for `with_`.
+
+        Raises:
+            MemoryEditError: `invalid`, `not_found`, `ambiguous`, `rejected`, `full`.
+        """
+        query = self._query(text)
+
+        def edit(doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
+            old = self._match(doc, text, query)
+            replacement = normalize_text(with_)
+            # A whole-entry match replaces the entry; otherwise every occurrence of
+            # the substring inside that one entry is swapped.
+            whole = old in (query, query.strip())
+            changed = replacement if whole else old.replace(query, replacement)
+            new_text = self._entry_text(changed, field="with", empty="use action remove")
+            new = replace_entries(doc, old, new_text)
+            _verify(doc, new, tuple(new_text if e == old else e for e in doc.entries))
+            self._check_room(doc, new)
+            return new, (
+                f"replaced in {self.name}; the entry now reads {_quote(new_text)}. "
+                f"{_LOADS} {self.usage(new)}"
+            )
+
+        return self._edit(edit)
+
+    def remove(self, text: str) -> str:
+        """Delete the one entry that `text` matches.
+
+        Raises:
+            MemoryEditError: `invalid`, `not_found`, `ambiguous`.
+        """
+        query = self._query(text)
+
+        def edit(doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
+            old = self._match(doc, text, query)
+            new = remove_entries(doc, old)
+            _verify(doc, new, tuple(e for e in doc.entries if e != old))
+            return new, f"removed from {self.name}: {_quote(old)}. {_LOADS} {self.usage(new)}"
+
+        return self._edit(edit)
+
+    # -- internals -----------------------------------------------------------------
+
+    def _edit(self, edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]]) -> str:
+        """Run `edit` on the freshly read file under the lock; write its result, if any."""
+        path = real_path(self.path)
+        with locked(path):
+            data = read_bytes(path)
+            try:
+                before = data.decode("utf-8") if data else ""
+            except UnicodeDecodeError:
+                raise MemoryEditError(
+                    f"cannot edit {self.name}: it is not UTF-8 text; a person must re-save "
+                    f"it as UTF-8. {_NOTHING}",
+                    kind="invalid",
+                ) from None
+            doc = parse_memory(before)
+            new, message = edit(doc)
+            if new is not None:
+                after = new.render()
+                if after != before:
+                    atomic_write(path, after.encode("utf-8"), fsync=self.fsync)
+        return message
+
+    def _entry_text(self, text: str, *, field: str, empty: str = "") -> str:
+        """Normalize an entry's text (LF newlines, no outer blanks) and safety-check it."""
+        entry = normalize_text(text).strip()
+        if not entry:
+            hint = f"; {empty}" if empty else ""
+            raise _invalid(field, f"the entry would be empty{hint}")
+        reasons = scan_text(entry)
+        if reasons:
+            raise MemoryEditError(
+                f"rejected: {field} breaks a safety rule: {'; '.join(reasons)}. Memory loads "
+                "into every future system prompt, so it must be plain data: rephrase it as a "
+                f"plain fact without that and try again. {_NOTHING}",
+                kind="rejected",
+            )
+        return entry
+
+    @staticmethod
+    def _query(text: str) -> str:
+        try:
+            _check_text(text)
+        except ValueError as exc:
+            raise _invalid("text", str(exc)) from None
+        return normalize_text(text)
+
+    @staticmethod
+    def _match(doc: MemoryDocument, text: str, query: str) -> str:
+        """Pick the entry `query` means: a whole-text match wins, else a unique substring.
+
+        Entries with identical text count as one, so duplicates a person made can
+        still be edited.
+        """
+        exact = {e for e in doc.entries if e in (query, query.strip())}
+        if exact:
+            return exact.pop()
+        hits = list(dict.fromkeys(e for e in doc.entries if query in e))
+        if not hits:
+            raise MemoryEditError(f"not found: {text}", kind="not_found")
+        if len(hits) > 1:
+            shown = "; ".join(_quote(e, 80) for e in hits[:5])
+            more = f"; and {len(hits) - 5} more" if len(hits) > 5 else ""
+            raise MemoryEditError(
+                f"ambiguous: {len(hits)} entries match {_quote(text)}: {shown}{more}. Quote "
+                f"more of the entry you mean (its whole text always works). {_NOTHING}",
+                kind="ambiguous",
+            )
+        return hits[0]
+
+    def _check_room(self, before: MemoryDocument, after: MemoryDocument) -> None:
+        """Refuse growth past the limit; shrinking an over-full file is always allowed."""
+        if after.chars > self.limit and after.chars > before.chars:
+            raise MemoryEditError(
+                f"full: {self.name} would hold {after.chars} of {self.limit} characters "
+                f"({len(before.entries)} entries now). Consolidate first: merge related "
+                'entries or shorten them with action "replace", drop stale ones with '
+                f'"remove", then try again. {_NOTHING}',
+                kind="full",
+            )
+
+
+def _verify(before: MemoryDocument, after: MemoryDocument, expected: tuple[str, ...]) -> None:
+    """Refuse to write a document that does not parse back to what the edit intended."""
+    prose_before = "".join(b.raw for b in before.blocks if b.kind == "prose")
+    prose_after = "".join(b.raw for b in after.blocks if b.kind == "prose")
+    if after.entries != expected or prose_after.rstrip("\r\n") != prose_before.rstrip("\r\n"):
+        raise RuntimeError(
+            "memory edit would not round-trip; nothing written (please report this bug)"
+        )
+
+
+# -- the tool ---------------------------------------------------------------------
+
+DESCRIPTION = """\
+Save durable notes that carry over to your future sessions. Two files: \
+target "self" (the default) is your own memory: facts about your work, \
+decisions, lessons learned, details of the environment. Target "user" is what \
+you know about the user: preferences, role, habits, how they like to work.
+
+Write good entries: one fact per entry, short (a sentence or two), stated \
+plainly, and durable (still worth knowing weeks from now). Do not save \
+secrets, one-off task progress, or anything easy to look up again.
+
+Actions: "add" saves `text` as a new entry. "replace" finds the one entry \
+containing `text` and swaps that part for `with`. "remove" deletes the one \
+entry containing `text`. For replace and remove, quote enough of the entry to \
+match only it; its whole text always works.
+
+Writes are saved to disk at once but load NEXT SESSION: your current system \
+prompt does not change, so do not add a note again because you cannot see it yet.
+
+Each file has a character limit, and every result shows the usage. When a \
+file is full, consolidate first: merge or shorten entries with "replace", drop \
+stale ones with "remove", then add again."""
+
+
+def _drop_description(schema: JsonDict) -> None:
+    """Keep the schema to the fields: the tool's description already explains the tool."""
+    schema.pop("description", None)
+
+
+def _drop_default(schema: JsonDict) -> None:
+    """Keep `with` a plain optional string in the schema (its None default is internal)."""
+    schema.pop("default", None)
+
+
+class MemoryArgs(BaseModel):
+    """The arguments of the memory tool; the schema property is literally `with`."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, json_schema_extra=_drop_description
+    )
+
+    action: Literal["add", "replace", "remove"] = Field(
+        description="add: save a new entry. replace: change part of one entry. "
+        "remove: delete one entry."
+    )
+    target: Target = Field(
+        default="self",
+        description='"self": your own notes (MEMORY.md). "user": what you know about '
+        "the user (USER.md).",
+    )
+    text: str = Field(
+        description="add: the note to save. replace/remove: a part of the existing entry "
+        "that matches only it (its whole text always works)."
+    )
+    with_: str | SkipJsonSchema[None] = Field(
+        default=None,
+        alias="with",
+        description="replace only: the text that takes the place of `text` in the entry.",
+        json_schema_extra=_drop_default,
+    )
+
+    @field_validator("text")
+    @classmethod
+    def _text_not_blank(cls, text: str) -> str:
+        return _check_text(text)
+
+    @model_validator(mode="after")
+    def _with_matches_action(self) -> MemoryArgs:
+        if self.action == "replace" and self.with_ is None:
+            raise ValueError('with: required when action is "replace" (the new text)')
+        if self.action != "replace" and self.with_ is not None:
+            raise ValueError(
+                f'with: only used by action "replace"; leave it out for "{self.action}"'
+            )
+        return self
+
+
+def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> dict[Target, int]:
+    """Merge `limits` over IDENTITY.md's `memory_limits` (or the package defaults)."""
+    given: dict[Target, int] = {}
+    if limits is not None:
+        if not isinstance(limits, Mapping):
+            raise TypeError(
+                f"limits must map 'self'/'user' to characters, got {type(limits).__name__}"
+            )
+        unknown = [key for key in limits if key not in MEMORY_FILES]
+        if unknown:
+            raise ValueError(
+                f"limits: unknown key {unknown[0]!r}; use 'self' (MEMORY.md) or 'user' (USER.md)"
+            )
+        for key in MEMORY_FILES:
+            if key not in limits:
+                continue
+            value = limits[key]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"limits[{key!r}] must be an int, got {type(value).__name__}")
+            if value <= 0:
+                raise ValueError(f"limits[{key!r}] must be a positive number, got {value}")
+            given[key] = value
+    if len(given) == len(MEMORY_FILES):
+        return given
+    if (home / IDENTITY_FILE).is_file():
+        configured = load_identity(home).config.memory_limits
+        base: dict[Target, int] = {t: configured.for_target(t) for t in MEMORY_FILES}
+    else:
+        base = dict(DEFAULT_MEMORY_LIMITS)
+    return {**base, **given}
+
+
+def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> Tool:
+    """Build the `memory` tool: add / replace / remove entries in `dir`'s memory files.
+
+    Args:
+        dir: an existing home folder; MEMORY.md and USER.md are created there
+            on the first write.
+        limits: characters per file, `{"self": ..., "user": ...}` (either key may
+            be left out). Defaults: IDENTITY.md's `memory_limits` when `dir` has
+            one, else the package defaults.
+
+    Raises:
+        HomeError: when `dir` is not a folder, or its IDENTITY.md is invalid.
+        TypeError, ValueError: when `limits` has an unknown key or a bad value.
+    """
+    home = Path(dir)
+    if not home.is_dir():
+        raise HomeError(
+            f"{home}: not a folder: memory_tool needs an existing home folder "
+            "(it creates MEMORY.md and USER.md in it, never folders)"
+        )
+    resolved = _resolve_limits(home, limits)
+    stores = {t: MemoryStore(home, t, limit=resolved[t]) for t in MEMORY_FILES}
+
+    def handle(args: MemoryArgs) -> str:
+        store = stores[args.target]
+        if args.action == "add":
+            return store.add(args.text)
+        if args.action == "replace":
+            assert args.with_ is not None  # checked by MemoryArgs
+            return store.replace(args.text, args.with_)
+        return store.remove(args.text)
+
+    return define_tool(
+        name="memory", description=DESCRIPTION, input_model=MemoryArgs, handler=handle
+    )
