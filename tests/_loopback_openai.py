@@ -1,0 +1,134 @@
+"""A tiny chat-completions server on 127.0.0.1 for testing the OpenAI-compatible adapter.
+
+It records every request (path, headers, JSON body) and answers with replies the
+test queued, in order, so a test asserts both sides of the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = tuple[int, Any] | Callable[[dict[str, Any]], tuple[int, Any]]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class LoopbackServer:
+    """Record requests and answer each with the next queued reply."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self._replies: list[Reply] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8")
+                try:
+                    body: Any = json.loads(raw)
+                except json.JSONDecodeError:
+                    body = raw
+                with server._lock:
+                    server.requests.append(
+                        Recorded(
+                            "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                        )
+                    )
+                    reply = server._replies.pop(0) if server._replies else None
+                payload: Any
+                if reply is None:
+                    status, payload = 500, {"error": {"message": "loopback: no reply queued"}}
+                elif callable(reply):
+                    status, payload = reply(body)
+                else:
+                    status, payload = reply
+                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep test output clean
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def reply(self, payload: Any, status: int = 200) -> None:
+        """Queue the next answer."""
+        with self._lock:
+            self._replies.append((status, payload))
+
+    def reply_with(self, fn: Callable[[dict[str, Any]], tuple[int, Any]]) -> None:
+        """Queue a function that answers the next request from its body."""
+        with self._lock:
+            self._replies.append(fn)
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The JSON bodies received so far."""
+        return [r.body for r in self.requests]
+
+
+@contextmanager
+def loopback_server() -> Iterator[LoopbackServer]:
+    """Run a `LoopbackServer` for the duration of the block."""
+    server = LoopbackServer()
+    server._thread.start()
+    try:
+        yield server
+    finally:
+        server._httpd.shutdown()
+        server._httpd.server_close()
+        server._thread.join(timeout=10)
+
+
+def completion(
+    text: str | None = None,
+    *,
+    tool_calls: Sequence[tuple[str, str, str]] = (),
+    model: str = "loopback-model",
+) -> dict[str, Any]:
+    """A chat-completions response body: text and/or (id, name, arguments-JSON) tool calls."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+            for cid, name, args in tool_calls
+        ]
+    return {
+        "id": "chatcmpl-loopback",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
