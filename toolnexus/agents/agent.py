@@ -1,0 +1,426 @@
+"""Agents and sessions: `from_dir` wires a home's tools, a session freezes its soul and talks.
+
+An `Agent` is the long-lived part: a home, its tools, a model. A `Session` is
+one conversation: it composes the soul once and keeps that text as its system
+prompt to the end, whatever the tools write meanwhile (writes load in the next
+session), so the prompt stays byte-stable and provider prompt caches stay warm.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from ..errors import AgentError, HomeError, ModelError, ToolRoundsExceeded
+from ..tools import Tool, define_tool
+from .home import Home
+from .memory import memory_tool
+from .models import (
+    AssistantMessage,
+    Message,
+    Model,
+    ModelRequest,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from .skills import skill_tool
+from .soul import Soul
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "DEFAULT_MAX_TOOL_ROUNDS",
+    "Agent",
+    "Session",
+    "Uses",
+    "from_dir",
+]
+
+logger = logging.getLogger("toolnexus.agents")
+
+#: Tool rounds allowed per `send`: plenty for real work, small enough to stop a looping model.
+DEFAULT_MAX_TOOL_ROUNDS = 16
+
+
+# -- builtins ----------------------------------------------------------------------
+
+
+def _skill_builtin(home: Home, *, strict: bool) -> Tool:
+    return skill_tool(home, strict=strict)
+
+
+def _now_builtin(home: Home, *, strict: bool) -> Tool:
+    # The soul carries no timestamps (it must stay byte-stable), so the time comes
+    # through a tool instead.
+    @define_tool(name="now")
+    def now() -> str:
+        """Tell the current date and time (UTC, ISO 8601, with the weekday)."""
+        return datetime.now(timezone.utc).strftime("%A %Y-%m-%dT%H:%M:%SZ")
+
+    return now
+
+
+#: Builtin tools a home can enable by name in IDENTITY.md `tools:`, in the order they
+#: are wired. `skill` is also enabled whenever the home has skills. The memory tool
+#: is not here: `from_dir` wires it by default (see `read_only`).
+BUILTIN_TOOLS: Mapping[str, Callable[..., Tool]] = {
+    "skill": _skill_builtin,
+    "now": _now_builtin,
+}
+
+
+# -- agents ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Uses:
+    """What an agent uses: its tools, in the order models see them."""
+
+    tools: tuple[Tool, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tool names, in order."""
+        return tuple(tool.name for tool in self.tools)
+
+
+class Agent:
+    """A persona ready to talk: a home, the tools it may call, and (optionally) a model.
+
+    `from_dir` is the usual way to build one; build it by hand to choose every
+    tool yourself (no memory tool unless you pass `memory_tool(dir)`).
+
+    Args:
+        home: The home directory (or a `Home`).
+        tools: The tools, in the order models see them.
+        model: The default model for sessions (each session may override it).
+        max_tool_rounds: Tool rounds allowed per `send` before `ToolRoundsExceeded`.
+        strict: Compose souls strictly (`False`: bad skills become warnings).
+
+    Raises:
+        AgentError: when two tools share a name, or an item of `tools` is not a Tool.
+    """
+
+    __slots__ = ("_home", "_max_tool_rounds", "_model", "_strict", "_uses")
+
+    def __init__(
+        self,
+        home: Home | str | os.PathLike[str],
+        *,
+        tools: Sequence[Tool] = (),
+        model: Model | None = None,
+        max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+        strict: bool = True,
+    ) -> None:
+        self._home = home if isinstance(home, Home) else Home(home)
+        self._uses = Uses(_check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)]))
+        self._model = model
+        self._max_tool_rounds = _check_rounds(max_tool_rounds)
+        self._strict = strict
+
+    @property
+    def home(self) -> Home:
+        """The home this agent lives in."""
+        return self._home
+
+    @property
+    def uses(self) -> Uses:
+        """The agent's tools (`agent.uses.tools`)."""
+        return self._uses
+
+    @property
+    def model(self) -> Model | None:
+        """The default model of new sessions."""
+        return self._model
+
+    @property
+    def max_tool_rounds(self) -> int:
+        """Tool rounds allowed per `send`."""
+        return self._max_tool_rounds
+
+    def __repr__(self) -> str:
+        return f"Agent(home={str(self._home.path)!r}, tools={list(self._uses.names)!r})"
+
+    def session(self, *, model: Model | None = None, max_tool_rounds: int | None = None) -> Session:
+        """Start a conversation: compose the soul now and freeze it for the session.
+
+        Args:
+            model: Overrides the agent's model for this session.
+            max_tool_rounds: Overrides the agent's cap for this session.
+
+        Raises:
+            HomeError: when the home cannot be composed (every problem listed).
+        """
+        return Session(
+            soul=self._home.compose(strict=self._strict),
+            tools=self._uses.tools,
+            model=model if model is not None else self._model,
+            max_tool_rounds=(self._max_tool_rounds if max_tool_rounds is None else max_tool_rounds),
+        )
+
+
+def from_dir(
+    dir: str | os.PathLike[str],
+    *,
+    memory: bool | None = None,
+    tools: Sequence[Tool] = (),
+    model: Model | None = None,
+    max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+    strict: bool = True,
+) -> Agent:
+    """Point at a home directory and get an agent wired with its tools.
+
+    Reads IDENTITY.md (and the skills, to build the `skill` tool) but composes
+    no soul: that happens in `agent.session()`. Tools, in order: the builtins the
+    home enables (`skill` whenever it has skills, plus the names in `tools:`, in
+    `BUILTIN_TOOLS` order), then `memory_tool(dir)`, then `tools`.
+
+    Args:
+        dir: The home directory.
+        memory: `None` (default): wire the memory tool unless IDENTITY.md says
+            `read_only: true`. `False`: never. `True`: always, even when read-only.
+        tools: Your own tools, after the home's.
+        model: The default model for sessions.
+        max_tool_rounds: Tool rounds allowed per `send`.
+        strict: `False` skips bad skills (as soul warnings) instead of raising.
+
+    Raises:
+        HomeError: when IDENTITY.md is missing or invalid, names an unknown
+            builtin, or a skill breaks a rule.
+        AgentError: when two tools share a name (both are named, with where they
+            came from).
+    """
+    home = Home(dir)
+    config = home.identity().config
+    unknown = [name for name in config.tools if name not in BUILTIN_TOOLS]
+    if unknown:
+        raise HomeError(
+            f"{home.identity_path}: key 'tools': "
+            + ", ".join(_unknown_builtin(name) for name in unknown)
+        )
+    enabled = set(config.tools)
+    if home.scan_skills().skills or "skill" in enabled:
+        enabled.add("skill")
+    entries: list[tuple[Tool, str]] = [
+        (build(home, strict=strict), f"builtin {name!r}")
+        for name, build in BUILTIN_TOOLS.items()
+        if name in enabled
+    ]
+    if memory is True or (memory is None and not config.read_only):
+        entries.append((memory_tool(home.path), "memory_tool(dir)"))
+    entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(tools))
+    return Agent(
+        home,
+        tools=_check_tools(entries),
+        model=model,
+        max_tool_rounds=max_tool_rounds,
+        strict=strict,
+    )
+
+
+def _unknown_builtin(name: str) -> str:
+    hint = f"unknown builtin tool {name!r} (builtins: {', '.join(sorted(BUILTIN_TOOLS))})"
+    if name == "memory":
+        hint += (
+            "; the memory tool is wired by default: remove it from `tools:` "
+            "(`read_only: true` leaves it out)"
+        )
+    return hint
+
+
+def _check_tools(entries: Sequence[tuple[object, str]]) -> tuple[Tool, ...]:
+    """Return the tools, checking each is a Tool and no name is taken twice."""
+    seen: dict[str, list[tuple[Tool, str]]] = {}
+    for tool, origin in entries:
+        if not isinstance(tool, Tool):
+            hint = " (decorate the function with @define_tool)" if callable(tool) else ""
+            raise AgentError(f"{origin} is {tool!r}, not a Tool{hint}")
+        seen.setdefault(tool.name, []).append((tool, origin))
+    clashes = [group for group in seen.values() if len(group) > 1]
+    if clashes:
+        lines = [
+            f"{len(group)} tools are named {group[0][0].name!r}: "
+            + " and ".join(f"{origin} (source {tool.source!r})" for tool, origin in group)
+            for group in clashes
+        ]
+        raise AgentError(
+            "; ".join(lines) + ": tool names must be unique; rename one "
+            "(define_tool(name=...)) or leave one out (from_dir(..., memory=False) "
+            "for the memory tool)"
+        )
+    return tuple(tool for tool, _ in entries if isinstance(tool, Tool))
+
+
+def _check_rounds(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise AgentError(f"max_tool_rounds must be an int >= 0, got {value!r}")
+    return value
+
+
+# -- sessions ----------------------------------------------------------------------
+
+
+class Session:
+    """One conversation with a frozen soul: the system prompt never changes during it.
+
+    Build one with `agent.session()`. `messages` is the whole history so far.
+    When `send` raises, the messages up to the failure stay in the history (the
+    tools that ran did run); the unanswered tool calls that hit the round cap
+    are left out, so the history stays valid to send again.
+    """
+
+    __slots__ = ("_busy", "_by_name", "_max_tool_rounds", "_messages", "_model", "_soul", "_tools")
+
+    def __init__(
+        self,
+        *,
+        soul: Soul,
+        tools: Sequence[Tool] = (),
+        model: Model | None = None,
+        max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+    ) -> None:
+        self._soul = soul
+        self._tools = _check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
+        self._by_name = {tool.name: tool for tool in self._tools}
+        self._model = model
+        self._max_tool_rounds = _check_rounds(max_tool_rounds)
+        self._messages: list[Message] = []
+        self._busy = False
+
+    @property
+    def soul(self) -> Soul:
+        """The soul composed when the session started; it never changes."""
+        return self._soul
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt of every request in this session (`soul.text`)."""
+        return self._soul.text
+
+    @property
+    def stale(self) -> bool:
+        """Tell whether the home on disk now differs from this session's snapshot.
+
+        The snapshot itself never changes: start a new session to pick up the changes.
+        """
+        return self._soul.is_stale()
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools offered to the model."""
+        return self._tools
+
+    @property
+    def model(self) -> Model | None:
+        """The model this session talks to."""
+        return self._model
+
+    @property
+    def max_tool_rounds(self) -> int:
+        """Tool rounds allowed per `send`."""
+        return self._max_tool_rounds
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The conversation so far, oldest first (a snapshot: later sends do not change it)."""
+        return tuple(self._messages)
+
+    def __repr__(self) -> str:
+        return (
+            f"Session(soul={self._soul.name!r}, digest={self._soul.digest!r}, "
+            f"messages={len(self._messages)})"
+        )
+
+    async def send(self, text: str) -> str:
+        """Say `text` to the persona and return its answer, running the tools it calls.
+
+        Each round sends the system prompt, the history and the tool specs; tool
+        calls run in order, and every outcome (including an unknown tool or bad
+        arguments) goes back to the model as a result it can read.
+
+        Raises:
+            AgentError: when the session has no model, or a send is already running.
+            ModelError: when the model fails or answers something unusable.
+            ToolRoundsExceeded: when the model still calls tools after
+                `max_tool_rounds` rounds.
+        """
+        model = self._model
+        if model is None:
+            raise AgentError(
+                "this session has no model: pass model= to from_dir(...), Agent(...) or "
+                "agent.session(...) (ScriptedModel for tests, OpenAIModel for an endpoint)"
+            )
+        if self._busy:
+            raise AgentError(
+                "this session is already answering a message: await that send first "
+                "(one conversation per session; start another session to talk in parallel)"
+            )
+        self._busy = True
+        try:
+            return await self._converse(model, text)
+        finally:
+            self._busy = False
+
+    async def _converse(self, model: Model, text: str) -> str:
+        self._messages.append(UserMessage(text))
+        rounds = 0
+        while True:
+            request = ModelRequest(
+                system=self._soul.text, messages=tuple(self._messages), tools=self._tools
+            )
+            reply = await model.complete(request)
+            if not isinstance(reply, AssistantMessage):
+                raise ModelError(
+                    f"{model!r} answered {type(reply).__name__}: Model.complete must "
+                    "return an AssistantMessage"
+                )
+            if not reply.tool_calls:
+                self._messages.append(reply)
+                return reply.text
+            if rounds >= self._max_tool_rounds:
+                wanted = ", ".join(tc.name for tc in reply.tool_calls)
+                raise ToolRoundsExceeded(
+                    f"the model still called tools ({wanted}) after {rounds} tool rounds "
+                    f"(max_tool_rounds={self._max_tool_rounds}); raise max_tool_rounds "
+                    "(from_dir(..., max_tool_rounds=...) or agent.session(max_tool_rounds=...)) "
+                    "if the task needs more, or check why the model keeps calling tools"
+                )
+            rounds += 1
+            self._messages.append(reply)
+            for call in reply.tool_calls:
+                self._messages.append(await self._run(call))
+
+    async def _run(self, call: ToolCall) -> ToolResultMessage:
+        """Run one tool call; every outcome becomes a result the model can read."""
+        if call.arguments_error is not None:
+            return ToolResultMessage(
+                call_id=call.id, name=call.name, output=call.arguments_error, is_error=True
+            )
+        tool = self._by_name.get(call.name)
+        if tool is None:
+            names = ", ".join(self._by_name) or "none"
+            return ToolResultMessage(
+                call_id=call.id,
+                name=call.name,
+                output=f"unknown tool {call.name!r}: the tools are {names}",
+                is_error=True,
+            )
+        result = await tool.execute(call.arguments)
+        if result.exception is not None:
+            # The model reads only the message; the developer gets the traceback.
+            logger.warning(
+                "tool %r failed unexpectedly: %s",
+                call.name,
+                result.output,
+                exc_info=result.exception,
+            )
+        return ToolResultMessage(
+            call_id=call.id,
+            name=call.name,
+            output=result.output,
+            is_error=result.is_error,
+            exception=result.exception,
+        )
