@@ -59,6 +59,11 @@ def _quote(text: str, limit: int = 200) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def _entries(doc: MemoryDocument) -> str:
+    count = len(doc.entries)
+    return f"{count} entry" if count == 1 else f"{count} entries"
+
+
 def _check_text(text: str) -> str:
     """Reject blank `text`; return it unchanged. Shared by the tool schema and the store."""
     if not text.strip():
@@ -124,9 +129,7 @@ class MemoryStore:
 
     def usage(self, doc: MemoryDocument) -> str:
         """Describe how full `doc` is, for a model deciding whether to consolidate."""
-        count = len(doc.entries)
-        noun = "entry" if count == 1 else "entries"
-        return f"{self.name}: {count} {noun}, {doc.chars}/{self.limit} characters used."
+        return f"{self.name}: {_entries(doc)}, {doc.chars}/{self.limit} characters used."
 
     def add(self, text: str) -> str:
         """Append `text` as one entry (an exact duplicate writes nothing).
@@ -265,8 +268,9 @@ class MemoryStore:
         """Refuse growth past the limit; shrinking an over-full file is always allowed."""
         if after.chars > self.limit and after.chars > before.chars:
             raise MemoryEditError(
-                f"full: {self.name} would hold {after.chars} of {self.limit} characters "
-                f"({len(before.entries)} entries now). Consolidate first: merge related "
+                f"full: {self.name} would hold {after.chars} of its {self.limit} characters "
+                f"(now {_entries(before)}, {before.chars} characters). Consolidate first: merge "
+                "related "
                 'entries or shorten them with action "replace", drop stale ones with '
                 f'"remove", then try again. {_NOTHING}',
                 kind="full",
@@ -349,6 +353,14 @@ class MemoryArgs(BaseModel):
     @classmethod
     def _text_not_blank(cls, text: str) -> str:
         return _check_text(text)
+
+    @field_validator("with_", mode="before")
+    @classmethod
+    def _with_is_text(cls, value: object) -> object:
+        # One plain message instead of one per member of `str | None`.
+        if value is not None and not isinstance(value, str):
+            raise ValueError("Input should be a valid string")
+        return value
 
     @model_validator(mode="after")
     def _with_matches_action(self) -> MemoryArgs:
