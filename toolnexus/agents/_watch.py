@@ -1,0 +1,151 @@
+"""Watch a home and re-compose its soul when its files change (behind `Home.watch`).
+
+For persona authors (`toolnexus soul --watch`) and for servers that want to
+know a new session would differ. It only composes new souls: a running
+session keeps its frozen snapshot whatever happens here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..errors import HomeError
+from .home import SKILLS_DIR, TEMPLATE_FILE, Home
+from .identity import IDENTITY_FILE
+from .memory import MEMORY_FILES
+
+if TYPE_CHECKING:
+    from .soul import Soul
+
+__all__ = ["is_relevant", "watch_home"]
+
+#: Files directly in the home that shape the soul; everything under skills/ counts too.
+_TOP_FILES = frozenset({IDENTITY_FILE, TEMPLATE_FILE, *MEMORY_FILES.values()})
+
+#: Editor leftovers: vim swap files and its `4913` write test, emacs backups and
+#: autosaves, JetBrains safe-write temps. Dotfiles (the memory tool's temp and
+#: lock files `.MEMORY.md.*`, emacs locks `.#x`, hidden folders) are skipped by name.
+_EDITOR_JUNK = re.compile(r"(\.sw[a-p]x?|~|\.tmp|___jb_\w+___)$|^(4913|#.*#)$")
+
+
+def is_relevant(home: Home, path: str | os.PathLike[str]) -> bool:
+    """Tell whether a change at `path` can change `home`'s soul.
+
+    True for IDENTITY.md, MEMORY.md, USER.md, soul.md.j2 and anything under
+    skills/ (the folder itself included), except dotfiles and editor leftovers.
+    """
+    rel = os.path.relpath(os.fspath(path), home.path)
+    if rel == os.curdir or rel.startswith(os.pardir):
+        return False
+    parts = rel.split(os.sep)
+    if any(part.startswith(".") or _EDITOR_JUNK.search(part) for part in parts):
+        return False
+    if len(parts) == 1:
+        return parts[0] in _TOP_FILES or parts[0] == SKILLS_DIR
+    return parts[0] == SKILLS_DIR
+
+
+async def watch_home(
+    home: Home | str | os.PathLike[str],
+    *,
+    strict: bool = True,
+    initial: bool = False,
+    debounce_ms: int = 100,
+    max_delay_ms: int = 2000,
+    stop_event: asyncio.Event | None = None,
+    force_polling: bool | None = None,
+    poll_delay_ms: int = 300,
+) -> AsyncIterator[Soul | HomeError]:
+    """Yield a freshly composed soul each time the home's files change.
+
+    One item per burst of writes: after a change the watcher waits until the
+    home has been quiet for `debounce_ms` (but no longer than `max_delay_ms`),
+    then composes once. Only changes that alter the result are yielded (a file
+    saved unchanged yields nothing). A home that is invalid mid-edit yields the
+    `HomeError` instead of a soul, and the watch goes on: fix the file and the
+    next item is a soul again.
+
+    Stops when `stop_event` is set or when the consumer leaves the `async for`.
+
+    Args:
+        home: The home (or its directory).
+        strict: Compose strictly (`False`: bad skills become soul warnings).
+        initial: Also yield the current soul first, once the watcher is running:
+            every write after that first item is seen.
+        debounce_ms: Quiet time that ends a burst of writes.
+        max_delay_ms: Longest wait during an unbroken stream of writes.
+        stop_event: Set it to end the iteration.
+        force_polling: Poll instead of using OS notifications (network drives).
+        poll_delay_ms: Poll interval when polling.
+
+    Raises:
+        HomeError: when the home is not an existing folder.
+    """
+    from watchfiles import awatch
+
+    if not isinstance(home, Home):
+        home = Home(home)
+    home.check_dir()
+    watched = home
+
+    def keep(_change: Any, path: str) -> bool:
+        return is_relevant(watched, path)
+
+    changes = awatch(
+        home.path,
+        watch_filter=keep,
+        debounce=max_delay_ms,
+        step=debounce_ms,
+        stop_event=stop_event,
+        force_polling=force_polling,
+        poll_delay_ms=poll_delay_ms,
+        recursive=True,
+    )
+    # Start the watcher before composing the baseline, so no write after it is missed:
+    # the OS watch is in place once the first step of this task has run.
+    pending: asyncio.Future[Any] | None = asyncio.ensure_future(changes.__anext__())
+    try:
+        await asyncio.sleep(0)
+        current = await _compose(home, strict=strict)
+        last = _key(current)
+        if initial:
+            yield current
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(changes.__anext__())
+            try:
+                await pending
+            except StopAsyncIteration:
+                return
+            finally:
+                pending = None
+            current = await _compose(home, strict=strict)
+            key = _key(current)
+            if key != last:
+                last = key
+                yield current
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await pending
+        await changes.aclose()
+
+
+async def _compose(home: Home, *, strict: bool) -> Soul | HomeError:
+    try:
+        return await asyncio.to_thread(home.compose, strict=strict)
+    except HomeError as exc:
+        return exc
+
+
+def _key(item: Soul | HomeError) -> tuple[str, ...]:
+    """What makes two results differ for a reader: the text, warnings and withheld entries."""
+    if isinstance(item, HomeError):
+        return ("error", str(item))
+    return (item.digest, *item.warnings, *(str(w) for w in item.withheld))
