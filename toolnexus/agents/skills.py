@@ -185,7 +185,9 @@ def _describe(exc: ValidationError, fm: Frontmatter, path: Path) -> list[str]:
             continue
         seen.add(top)
         rule = _TYPE_RULES.get(top, "must be a string")
-        problems.append(f"{path}:{key_line(fm, top)}: key {'.'.join([top, *loc[1:]])!r} {rule}")
+        # A union's errors carry member tags ("str", "list[str]"): name only the key then.
+        key = top if top == "allowed-tools" else ".".join([top, *loc[1:]])
+        problems.append(f"{path}:{key_line(fm, top)}: key {key!r} {rule}")
     return problems
 
 
@@ -238,10 +240,16 @@ def skill_tool(home: Home | str | os.PathLike[str], *, strict: bool = True) -> T
 
 def _args_model(names: tuple[str, ...]) -> type[BaseModel]:
     name_type: Any = Literal[names]
+
+    def as_enum(schema: dict[str, Any]) -> None:
+        # pydantic writes a one-value Literal as `const`; keep the `enum` shape for any count.
+        schema.pop("const", None)
+        schema["enum"] = list(names)
+
     model: type[BaseModel] = create_model(
         "SkillArgs",
         __config__=ConfigDict(extra="forbid"),
-        name=(name_type, Field(description="The skill to load.")),
+        name=(name_type, Field(description="The skill to load.", json_schema_extra=as_enum)),
         path=(
             str | None,
             Field(
