@@ -248,9 +248,9 @@ class MemoryStore:
         Entries with identical text count as one, so duplicates a person made can
         still be edited.
         """
-        exact = {e for e in doc.entries if e in (query, query.strip())}
-        if exact:
-            return exact.pop()
+        for whole in (query, query.strip()):
+            if whole in doc.entries:
+                return whole
         hits = list(dict.fromkeys(e for e in doc.entries if query in e))
         if not hits:
             raise MemoryEditError(f"not found: {text}", kind="not_found")

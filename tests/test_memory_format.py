@@ -1,0 +1,225 @@
+"""The memory file format: parsing rules, lossless rendering, and edits against a model."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from toolnexus.agents._memfile import format_entry, normalize_text
+from toolnexus.agents.memory import Block, MemoryStore, parse_memory
+from toolnexus.agents.safety import scan_text
+from toolnexus.errors import MemoryEditError
+
+
+def test_parse_snapshot() -> None:
+    text = (
+        "# Memory\n"
+        "\n"
+        "- first\n"
+        "  continued\n"
+        "\tby tab\n"
+        "- second\n"
+        "* a star bullet is prose\n"
+        "-not an entry either\n"
+        "  indented prose\n"
+        "- last, no newline"
+    )
+    doc = parse_memory(text)
+    assert doc.blocks == (
+        Block(kind="prose", raw="# Memory\n\n", text="# Memory\n\n", line=1),
+        Block(
+            kind="entry",
+            raw="- first\n  continued\n\tby tab\n",
+            text="first\ncontinued\nby tab",
+            line=3,
+        ),
+        Block(kind="entry", raw="- second\n", text="second", line=6),
+        Block(
+            kind="prose",
+            raw="* a star bullet is prose\n-not an entry either\n  indented prose\n",
+            text="* a star bullet is prose\n-not an entry either\n  indented prose\n",
+            line=7,
+        ),
+        Block(kind="entry", raw="- last, no newline", text="last, no newline", line=10),
+    )
+    assert doc.entries == ("first\ncontinued\nby tab", "second", "last, no newline")
+    assert doc.render() == text
+    assert (doc.bom, doc.newline) == (False, "\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "entries", "newline", "bom"),
+    [
+        pytest.param("", (), "\n", False, id="empty"),
+        pytest.param("\ufeff", (), "\n", True, id="bom-only"),
+        pytest.param("\ufeff- a\r\n- b\r\n", ("a", "b"), "\r\n", True, id="bom-crlf"),
+        pytest.param("- a\r\n  b\r\n", ("a\nb",), "\r\n", False, id="crlf-continuation"),
+        pytest.param("- a\r", ("a",), "\n", False, id="trailing-cr"),
+        pytest.param("- \n", ("",), "\n", False, id="empty-entry"),
+        pytest.param("- a\n\n  b\n", ("a",), "\n", False, id="blank-line-ends-entry"),
+        pytest.param("- a\n  \n  b\n", ("a\n\nb",), "\n", False, id="indented-blank-continues"),
+        pytest.param("- a\n    b\n", ("a\n  b",), "\n", False, id="deeper-indent-kept"),
+    ],
+)
+def test_parse_cases(text: str, entries: tuple[str, ...], newline: str, bom: bool) -> None:
+    doc = parse_memory(text)
+    assert (doc.entries, doc.newline, doc.bom) == (entries, newline, bom)
+    assert doc.render() == text
+
+
+def test_chars_counts_what_a_prompt_holds() -> None:
+    assert parse_memory("\ufeff- ab\r\n").chars == 5
+
+
+@given(st.text())
+def test_any_text_parses_and_renders_back_exactly(text: str) -> None:
+    doc = parse_memory(text)
+    assert doc.render() == text
+    assert len(doc.entries) == sum(1 for b in doc.blocks if b.kind == "entry")
+
+
+@given(st.text(), st.sampled_from(["\n", "\r\n"]))
+def test_format_entry_parses_back_to_one_entry(text: str, newline: str) -> None:
+    text = normalize_text(text)
+    doc = parse_memory(format_entry(text, newline=newline))
+    assert doc.entries == (text,)
+
+
+# -- the store against a simple list model -------------------------------------------
+
+# Text a model might send: arbitrary Unicode, with newlines and markup-like lines.
+notes = (
+    st.lists(
+        st.one_of(
+            # Invisible and control characters are rejected by design (test_safety).
+            st.characters(codec="utf-8", exclude_categories=("Cc", "Cf", "Zl", "Zp")),
+            st.sampled_from(["\n", "\r\n", "- ", "# ", "  ", "\t", "a", "b"]),
+        ),
+        min_size=1,
+        max_size=16,
+    )
+    .map("".join)
+    .filter(lambda t: bool(t.strip()) and not scan_text(normalize_text(t).strip()))
+)
+
+# Text from a few words, so entries overlap and matches are often ambiguous.
+words = (
+    st.lists(st.sampled_from(["a", "b", "metric", "units", " ", "\n"]), min_size=1, max_size=6)
+    .map("".join)
+    .filter(lambda t: bool(t.strip()))
+)
+texts = st.one_of(notes, words)
+
+prose_lines = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=30
+).filter(lambda line: not line.startswith("- "))
+prose = st.tuples(
+    st.booleans(),
+    st.sampled_from(["\n", "\r\n"]),
+    st.lists(prose_lines, max_size=5),
+    st.booleans(),
+).map(lambda p: ("\ufeff" if p[0] else "") + p[1].join(p[2]) + (p[1] if p[3] and p[2] else ""))
+
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), texts, st.none()),
+        st.tuples(st.just("add"), words, st.none()),
+        st.tuples(st.just("replace"), texts, texts),
+        st.tuples(st.just("remove"), texts, st.none()),
+        # Edits that hit existing entries: a slice of the n-th entry of the model.
+        st.tuples(st.just("replace-nth"), st.integers(0, 20), texts),
+        st.tuples(st.just("remove-nth"), st.integers(0, 20), st.none()),
+        # Short queries that often match several entries.
+        st.tuples(
+            st.sampled_from(["replace", "remove"]),
+            st.sampled_from(["a", "b", "i", "t", "metric"]),
+            texts,
+        ),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+def apply_model(entries: list[str], action: str, text: str, with_: str | None) -> str:
+    """Apply one action to the model (the spec's rules, written independently of the store)."""
+    query = normalize_text(text)
+    if action == "add":
+        entry = query.strip()
+        if entry in entries:
+            return "duplicate"
+        entries.append(entry)
+        return "ok"
+    whole = [q for q in (query, query.strip()) if q in entries]
+    hits = set(whole[:1]) or {e for e in entries if query in e}
+    if not hits:
+        return "not_found"
+    if len(hits) > 1:
+        return "ambiguous"
+    old = hits.pop()
+    if action == "remove":
+        entries[:] = [e for e in entries if e != old]
+        return "ok"
+    assert with_ is not None
+    replacement = normalize_text(with_)
+    new = replacement if old in (query, query.strip()) else old.replace(query, replacement)
+    new = new.strip()
+    if not new:
+        return "invalid"
+    if scan_text(new):
+        return "rejected"
+    entries[:] = [new if e == old else e for e in entries]
+    return "ok"
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(prose, steps)
+def test_store_matches_a_list_model(
+    initial: str, actions: list[tuple[str, object, object]]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "MEMORY.md"
+        path.write_bytes(initial.encode("utf-8"))
+        store = MemoryStore(Path(tmp), "self", limit=10**9, fsync=False)
+        assert store.read().entries == ()
+        prose_before = initial.removeprefix("\ufeff")
+        model: list[str] = []
+        for action, first, second in actions:
+            if action.endswith("-nth"):
+                if not model:
+                    continue
+                entry = model[int(str(first)) % len(model)]
+                text = entry[: max(1, len(entry) // 2)] if entry.strip() else entry
+                if not text.strip():
+                    continue
+                action = action.removesuffix("-nth")
+            else:
+                text = str(first)
+            with_ = None if second is None else str(second)
+            expected = apply_model(model, action, text, with_)
+            event(f"{action}: {expected}")
+            try:
+                if action == "add":
+                    message = store.add(text)
+                    outcome = "duplicate" if message.startswith("already") else "ok"
+                elif action == "replace":
+                    assert with_ is not None
+                    store.replace(text, with_)
+                    outcome = "ok"
+                else:
+                    store.remove(text)
+                    outcome = "ok"
+            except MemoryEditError as exc:
+                outcome = exc.kind
+            assert outcome == expected
+            doc = parse_memory(path.read_bytes().decode("utf-8"))
+            assert list(doc.entries) == model
+            assert doc.bom == initial.startswith("\ufeff")
+            kept = "".join(b.raw for b in doc.blocks if b.kind == "prose")
+            # Prose is untouched; at most a line end is added where a new entry followed.
+            assert kept in (prose_before, prose_before + "\n", prose_before + "\r\n")
