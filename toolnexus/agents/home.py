@@ -72,7 +72,8 @@ class SkillScan:
     problems: tuple[str, ...]
     #: Soft limits and ignored entries: never errors.
     warnings: tuple[str, ...]
-    sources: tuple[Source, ...]
+    #: (path relative to the home, sha256 or None if absent) for skills/ and each SKILL.md.
+    hashes: tuple[tuple[str, str | None], ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,7 +88,7 @@ _CACHE: dict[tuple[str, str], _Entry] = {}
 
 
 def load_cached(
-    path: Path, kind: str, parse: Callable[[str, Path], T]
+    path: str | Path, kind: str, parse: Callable[[str, Path], T]
 ) -> tuple[str | None, T | None]:
     """Return `(sha256 of the bytes, parse(text, path))` for a file, or `(None, None)` if absent.
 
@@ -137,7 +138,7 @@ def load_cached(
             raise HomeError(
                 f"{name}: not UTF-8 text (byte {exc.start}): save it as UTF-8"
             ) from None
-        value = parse(_normalize(text), path)
+        value = parse(_normalize(text), Path(name))
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()
     _CACHE[slot] = _Entry(key=key, verified_ns=verified_ns, sha256=sha, value=value)
@@ -247,54 +248,53 @@ class Home:
         skills/ is ignored with a warning (skills are folders); a folder without a
         SKILL.md, or with a bad one, is a problem.
         """
-        root = self.skills_dir
+        # Strings, not Paths, in this loop: it runs per skill on every compose.
+        root = os.fspath(self.skills_dir)
         try:
-            entries = sorted(os.scandir(root), key=lambda e: e.name)
+            with os.scandir(root) as it:
+                entries = sorted((e for e in it if not e.name.startswith(".")), key=_entry_name)
         except (FileNotFoundError, NotADirectoryError):
-            if root.exists():
+            if os.path.lexists(root):
                 problem = f"{root}: is not a folder: skills live in skills/<name>/SKILL.md"
                 return SkillScan(
-                    skills=(), problems=(problem,), warnings=(), sources=(_listing([]),)
+                    skills=(), problems=(problem,), warnings=(), hashes=(_listing([]),)
                 )
-            return SkillScan(
-                skills=(), problems=(), warnings=(), sources=(Source(path="skills/", sha256=None),)
-            )
+            return SkillScan(skills=(), problems=(), warnings=(), hashes=((_LISTING, None),))
         skills: list[Skill] = []
         problems: list[str] = []
         warnings: list[str] = []
         names: list[str] = []
-        sources: list[Source] = []
+        hashes: list[tuple[str, str | None]] = []
         for entry in entries:
-            if entry.name.startswith("."):
-                continue
+            name = entry.name
             if not entry.is_dir():
-                names.append(entry.name)
+                names.append(name)
                 warnings.append(
                     f"{entry.path}: ignored: not a skill folder "
                     f"(a skill is a folder skills/<name>/ with a {SKILL_FILE})"
                 )
                 continue
-            names.append(entry.name + "/")
-            path = Path(entry.path) / SKILL_FILE
+            names.append(name + "/")
             try:
-                sha, result = load_cached(path, "skill", _parse_skill_file)
+                sha, result = load_cached(
+                    entry.path + os.sep + SKILL_FILE, "skill", _parse_skill_file
+                )
             except HomeError as exc:
                 sha, result = "unreadable", None
                 problems.extend(exc.problems)
-            sources.append(Source(path=f"{SKILLS_DIR}/{entry.name}/{SKILL_FILE}", sha256=sha))
+            hashes.append((f"{SKILLS_DIR}/{name}/{SKILL_FILE}", sha))
             if sha is None:
                 problems.append(_missing_skill_file(Path(entry.path)))
             elif isinstance(result, HomeError):
                 problems.extend(result.problems)
             elif result is not None:
-                skill, skill_warnings = result
-                skills.append(skill)
-                warnings.extend(skill_warnings)
+                skills.append(result[0])
+                warnings.extend(result[1])
         return SkillScan(
             skills=tuple(skills),
             problems=tuple(problems),
             warnings=tuple(warnings),
-            sources=(_listing(names), *sources),
+            hashes=(_listing(names), *hashes),
         )
 
     def skills(self, *, strict: bool = True) -> tuple[Skill, ...]:
@@ -361,9 +361,15 @@ def _parse_skill_file(text: str, path: Path) -> tuple[Skill, tuple[str, ...]] | 
 _EMPTY_MEMORY = MemoryFile(doc=parse_memory(""), reasons=())
 
 
-def _listing(names: list[str]) -> Source:
-    digest = hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
-    return Source(path=f"{SKILLS_DIR}/", sha256=digest)
+_LISTING = f"{SKILLS_DIR}/"
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _listing(names: list[str]) -> tuple[str, str | None]:
+    return _LISTING, hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
 
 
 def _missing_skill_file(folder: Path) -> str:

@@ -20,9 +20,19 @@ import jinja2
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from ..errors import HomeError
-from .home import TEMPLATE_FILE, Home, MemoryFile, SkillScan, Source, load_cached, problems_error
+from .home import (
+    SKILLS_DIR,
+    TEMPLATE_FILE,
+    Home,
+    MemoryFile,
+    SkillScan,
+    Source,
+    load_cached,
+    problems_error,
+)
 from .identity import IDENTITY_FILE, Identity, IdentityConfig
 from .memory import MEMORY_FILES
+from .skills import SKILL_FILE
 
 __all__ = [
     "MEMORY_WARN_RATIO",
@@ -102,9 +112,10 @@ class Soul(BaseModel):
         Creating or deleting MEMORY.md, USER.md, soul.md.j2 or a skill counts too.
         """
         try:
-            return _Loaded.from_home(Home(self.home)).sources != self.sources
+            now = _Loaded.from_home(Home(self.home)).hashes
         except HomeError:
             return True
+        return now != tuple((s.path, s.sha256) for s in self.sources)
 
 
 def compose_soul(dir: str | os.PathLike[str], *, strict: bool = True) -> Soul:
@@ -123,9 +134,9 @@ def compose_soul(dir: str | os.PathLike[str], *, strict: bool = True) -> Soul:
 
 # -- composing ---------------------------------------------------------------------
 
-# The last soul per (home, strict): reused while every source hash is unchanged,
-# since a soul is a pure function of its sources' content.
-_SOULS: dict[tuple[Path, bool], Soul] = {}
+# The last soul per (home, strict) with its source hashes: reused while they are
+# unchanged, since a soul is a pure function of its sources' content.
+_SOULS: dict[tuple[Path, bool], tuple[tuple[tuple[str, str | None], ...], Soul]] = {}
 _SOULS_MAX = 256
 
 
@@ -137,7 +148,8 @@ class _Loaded:
     template: jinja2.Template | None
     memory: dict[str, MemoryFile]
     scan: SkillScan
-    sources: tuple[Source, ...]
+    #: (path, sha256) per source: cheap to compare on every compose.
+    hashes: tuple[tuple[str, str | None], ...]
     problems: tuple[str, ...]
 
     @classmethod
@@ -166,18 +178,18 @@ class _Loaded:
                 problems.extend(exc.problems)
                 shas[target] = "unreadable"
         scan = home.scan_skills()
-        sources = (
-            Source(path=IDENTITY_FILE, sha256=id_sha),
-            Source(path=TEMPLATE_FILE, sha256=tpl_sha),
-            *(Source(path=MEMORY_FILES[t], sha256=shas[t]) for t in _MEMORY_ORDER),
-            *scan.sources,
+        hashes = (
+            (IDENTITY_FILE, id_sha),
+            (TEMPLATE_FILE, tpl_sha),
+            *((MEMORY_FILES[t], shas[t]) for t in _MEMORY_ORDER),
+            *scan.hashes,
         )
         return cls(
             identity=identity,
             template=template,
             memory=memory,
             scan=scan,
-            sources=sources,
+            hashes=hashes,
             problems=tuple(problems),
         )
 
@@ -196,12 +208,12 @@ def compose_home(home: Home, *, strict: bool = True) -> Soul:
         raise problems_error(problems)
     memo_key = (home.path, strict)
     memo = _SOULS.get(memo_key)
-    if memo is not None and memo.sources == loaded.sources:
-        return memo
+    if memo is not None and memo[0] == loaded.hashes:
+        return memo[1]
     soul = _render(home, loaded, strict=strict)
     if len(_SOULS) >= _SOULS_MAX:
         _SOULS.clear()
-    _SOULS[memo_key] = soul
+    _SOULS[memo_key] = (loaded.hashes, soul)
     return soul
 
 
@@ -243,7 +255,8 @@ def _render(home: Home, loaded: _Loaded, *, strict: bool) -> Soul:
         SkillSummary(
             name=s.name,
             description=s.description,
-            path=s.path.relative_to(home.path).as_posix(),
+            # A valid skill's folder is named after it (a rule), so no Path arithmetic.
+            path=f"{SKILLS_DIR}/{s.name}/{SKILL_FILE}",
         )
         for s in loaded.scan.skills
     )
@@ -279,7 +292,7 @@ def _render(home: Home, loaded: _Loaded, *, strict: bool) -> Soul:
         memory_entries=entries["self"],
         text=text,
         digest=digest,
-        sources=loaded.sources,
+        sources=tuple(Source(path=p, sha256=h) for p, h in loaded.hashes),
         warnings=tuple(warnings),
         withheld=tuple(withheld),
     )
