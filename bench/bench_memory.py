@@ -1,0 +1,160 @@
+"""Benchmark the memory store: action latency vs file size, with and without fsync,
+and the throughput of several writer processes with a zero-lost-entries check.
+
+Run: `python bench/bench_memory.py [--dir FOLDER] [--repeat N]`. FOLDER decides
+which filesystem is measured (fsync on tmpfs costs nothing); the default is a
+temp folder in the system's temp dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from toolnexus.agents.memory import MemoryStore, parse_memory  # noqa: E402
+
+SIZES = (10, 100, 1000)
+WRITERS = (1, 2, 4, 8)
+ADDS_PER_WRITER = 50
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from toolnexus.agents.memory import MemoryStore
+
+    folder, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = MemoryStore(Path(folder), "self", limit=10**9)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for k in range(count):
+        store.add(f"{prefix} wrote note number {k}")
+    """
+)
+
+
+def seed_file(folder: Path, entries: int) -> None:
+    """Write a memory file of `entries` realistic-length notes, plus a little prose."""
+    lines = ["# Memory\n", "\n"]
+    lines += [
+        f"- note {k}: the user prefers short, factual status updates\n" for k in range(entries)
+    ]
+    (folder / "MEMORY.md").write_text("".join(lines), encoding="utf-8")
+
+
+def timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def latency(folder: Path, entries: int, *, fsync: bool, repeat: int) -> dict[str, float]:
+    """Median seconds per action on a file that stays at `entries` entries."""
+    seed_file(folder, entries)
+    store = MemoryStore(folder, "self", limit=10**9, fsync=fsync)
+    samples: dict[str, list[float]] = {"add": [], "replace": [], "remove": []}
+    target = f"note {entries // 2}: the user"
+    for i in range(repeat):
+        text = f"bench entry {i}"
+        samples["add"].append(timed(partial(store.add, text)))
+        samples["remove"].append(timed(partial(store.remove, text)))
+        old, new = ("prefers", "likes") if i % 2 == 0 else ("likes", "prefers")
+        replace = partial(store.replace, f"{target} {old}", f"{target} {new}")
+        samples["replace"].append(timed(replace))
+    assert len(store.read().entries) == entries
+    return {action: statistics.median(values) for action, values in samples.items()}
+
+
+def throughput(folder: Path, writers: int) -> tuple[float, int]:
+    """Total adds per second of `writers` processes; and how many entries were lost."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(folder), f"w{i}", str(ADDS_PER_WRITER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(writers)
+    ]
+    for proc in procs:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n"
+    start = time.perf_counter()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+    for proc in procs:
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+        assert proc.returncode == 0, f"writer failed with {proc.returncode}"
+    elapsed = time.perf_counter() - start
+    found = set(parse_memory((folder / "MEMORY.md").read_text(encoding="utf-8")).entries)
+    expected = {
+        f"w{i} wrote note number {k}" for i in range(writers) for k in range(ADDS_PER_WRITER)
+    }
+    return writers * ADDS_PER_WRITER / elapsed, len(expected - found)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.3f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", type=Path, default=None, help="folder to benchmark in")
+    parser.add_argument("--repeat", type=int, default=40, help="samples per cell (default 40)")
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench-memory-", dir=args.dir))
+    print(f"python {sys.version.split()[0]} on {sys.platform}; files in {base}")
+    print(f"median latency per action, ms ({args.repeat} samples per cell)\n")
+    print(f"{'entries':>7} {'action':>8} {'fsync':>8} {'no fsync':>8} {'ratio':>6}")
+    for entries in SIZES:
+        with_sync = latency(
+            Path(tempfile.mkdtemp(dir=base)), entries, fsync=True, repeat=args.repeat
+        )
+        no_sync = latency(
+            Path(tempfile.mkdtemp(dir=base)), entries, fsync=False, repeat=args.repeat
+        )
+        for action in ("add", "replace", "remove"):
+            ratio = with_sync[action] / no_sync[action]
+            print(
+                f"{entries:>7} {action:>8} {ms(with_sync[action])} {ms(no_sync[action])} "
+                f"{ratio:6.1f}"
+            )
+    print(f"\nconcurrent writers (fsync on, {ADDS_PER_WRITER} adds each, one shared MEMORY.md)\n")
+    print(f"{'writers':>7} {'adds/s':>8} {'lost':>5}")
+    lost_total = 0
+    for writers in WRITERS:
+        rate, lost = throughput(Path(tempfile.mkdtemp(dir=base)), writers)
+        lost_total += lost
+        print(f"{writers:>7} {rate:8.1f} {lost:>5}")
+    shutil.rmtree(base)
+    if lost_total:
+        print(f"\nFAIL: {lost_total} entries lost")
+        return 1
+    print("\nzero entries lost")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
