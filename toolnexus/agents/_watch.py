@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HomeError
@@ -60,7 +60,7 @@ async def watch_home(
     stop_event: asyncio.Event | None = None,
     force_polling: bool | None = None,
     poll_delay_ms: int = 300,
-) -> AsyncIterator[Soul | HomeError]:
+) -> AsyncGenerator[Soul | HomeError, None]:
     """Yield a freshly composed soul each time the home's files change.
 
     One item per burst of writes: after a change the watcher waits until the
