@@ -148,6 +148,7 @@ def load_cached(
 def clear_caches() -> None:
     """Forget every parsed file (for benchmarks and tests; correctness never needs it)."""
     _CACHE.clear()
+    _VERDICTS.clear()
 
 
 def _normalize(text: str) -> str:
@@ -348,7 +349,22 @@ def _parse_identity_file(text: str, path: Path) -> Identity | tuple[str, ...]:
 
 def _parse_memory_file(text: str, path: Path) -> MemoryFile:
     doc = parse_memory(text)
-    return MemoryFile(doc=doc, reasons=tuple(scan_text(block.text) for block in doc.blocks))
+    return MemoryFile(doc=doc, reasons=tuple(_verdict(block.text) for block in doc.blocks))
+
+
+# scan_text is pure, so its verdicts are kept by text: after a memory write only
+# the new entry is scanned, not the whole file again.
+_VERDICTS: dict[str, tuple[str, ...]] = {}
+
+
+def _verdict(text: str) -> tuple[str, ...]:
+    reasons = _VERDICTS.get(text)
+    if reasons is None:
+        reasons = scan_text(text)
+        if len(_VERDICTS) >= _CACHE_MAX:
+            _VERDICTS.clear()
+        _VERDICTS[text] = reasons
+    return reasons
 
 
 def _parse_skill_file(text: str, path: Path) -> tuple[Skill, tuple[str, ...]] | HomeError:
