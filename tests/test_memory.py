@@ -447,7 +447,7 @@ def test_full_file_refuses_growth_and_says_how_to_consolidate(tmp_path: Path) ->
         'Consolidate first: merge related entries or shorten them with action "replace", '
         'drop stale ones with "remove", then try again. Nothing written.'
     )
-    with pytest.raises(MemoryEditError, match="^full: "):
+    with pytest.raises(MemoryEditError, match=r"^full: "):
         s.replace("0123", "0123456789abc")
     assert read(s.path) == "- 0123456789\n"
 

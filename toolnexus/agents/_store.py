@@ -37,7 +37,6 @@ except ImportError:  # pragma: no cover - not POSIX
 __all__ = [
     "HAVE_FLOCK",
     "atomic_write",
-    "is_private_name",
     "lock_path",
     "locked",
     "read_bytes",
@@ -46,6 +45,17 @@ __all__ = [
 
 _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
+
+
+def _forget_thread_locks() -> None:
+    """Drop inherited thread locks in a forked child: their holders do not exist there."""
+    global _thread_locks_guard
+    _thread_locks.clear()
+    _thread_locks_guard = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_thread_locks)
 
 
 def real_path(path: Path) -> Path:
@@ -60,12 +70,6 @@ def lock_path(path: Path) -> Path:
 
 def _temp_prefix(path: Path) -> str:
     return f".{path.name}."
-
-
-def is_private_name(name: str, target: str) -> bool:
-    """Tell whether `name` is a lock or temp file of `target` (for watchers and cleanup)."""
-    prefix = f".{target}."
-    return name.startswith(prefix) and (name == f"{prefix}lock" or name.endswith(".tmp"))
 
 
 def _thread_lock(path: Path) -> threading.Lock:
