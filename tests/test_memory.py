@@ -303,6 +303,16 @@ def test_identical_entries_count_as_one_match(tmp_path: Path) -> None:
     assert s.read().entries == ("likes coffee",)
 
 
+@pytest.mark.parametrize("action", ["add", "remove"])
+def test_store_refuses_blank_text_like_the_tool(tmp_path: Path, action: str) -> None:
+    s = MemoryStore(str(tmp_path), "self", limit=100)  # type: ignore[arg-type]
+    with pytest.raises(MemoryEditError) as info:
+        getattr(s, action)(" \n ")
+    assert info.value.kind == "invalid"
+    assert info.value.message.startswith("invalid arguments: text: must not be empty")
+    assert os.listdir(tmp_path) == []
+
+
 def test_replace_to_blank_is_refused(tmp_path: Path) -> None:
     s = store(tmp_path, "- temporary\n")
     with pytest.raises(MemoryEditError) as info:

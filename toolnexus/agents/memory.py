@@ -137,7 +137,7 @@ class MemoryStore:
         Raises:
             MemoryEditError: `invalid`, `rejected` (safety), or `full`.
         """
-        entry = self._entry_text(text, field="text")
+        entry = self._entry_text(self._query(text), field="text")
 
         def edit(doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
             if entry in doc.entries:
