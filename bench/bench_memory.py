@@ -61,21 +61,38 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def latency(folder: Path, entries: int, *, fsync: bool, repeat: int) -> dict[str, float]:
-    """Median seconds per action on a file that stays at `entries` entries."""
-    seed_file(folder, entries)
-    store = MemoryStore(folder, "self", limit=10**9, fsync=fsync)
-    samples: dict[str, list[float]] = {"add": [], "replace": [], "remove": []}
-    target = f"note {entries // 2}: the user"
+def latency(base: Path, *, repeat: int) -> dict[tuple[int, bool], dict[str, float]]:
+    """Median seconds per action for each (entries, fsync) cell; files stay at size.
+
+    Samples are taken round-robin over the cells, so background load on the
+    machine spreads over all of them instead of skewing one.
+    """
+    cells = [(entries, fsync) for entries in SIZES for fsync in (True, False)]
+    stores: dict[tuple[int, bool], MemoryStore] = {}
+    for entries, fsync in cells:
+        folder = Path(tempfile.mkdtemp(dir=base))
+        seed_file(folder, entries)
+        stores[entries, fsync] = MemoryStore(folder, "self", limit=10**9, fsync=fsync)
+    samples: dict[tuple[int, bool], dict[str, list[float]]] = {
+        cell: {"add": [], "replace": [], "remove": []} for cell in cells
+    }
     for i in range(repeat):
-        text = f"bench entry {i}"
-        samples["add"].append(timed(partial(store.add, text)))
-        samples["remove"].append(timed(partial(store.remove, text)))
-        old, new = ("prefers", "likes") if i % 2 == 0 else ("likes", "prefers")
-        replace = partial(store.replace, f"{target} {old}", f"{target} {new}")
-        samples["replace"].append(timed(replace))
-    assert len(store.read().entries) == entries
-    return {action: statistics.median(values) for action, values in samples.items()}
+        for cell in cells:
+            store, got = stores[cell], samples[cell]
+            text = f"bench entry {i}"
+            got["add"].append(timed(partial(store.add, text)))
+            got["remove"].append(timed(partial(store.remove, text)))
+            target = f"note {cell[0] // 2}: the user"
+            old, new = ("prefers", "likes") if i % 2 == 0 else ("likes", "prefers")
+            got["replace"].append(
+                timed(partial(store.replace, f"{target} {old}", f"{target} {new}"))
+            )
+    for (entries, _), store in stores.items():
+        assert len(store.read().entries) == entries
+    return {
+        cell: {action: statistics.median(values) for action, values in got.items()}
+        for cell, got in samples.items()
+    }
 
 
 def throughput(folder: Path, writers: int) -> tuple[float, int]:
@@ -128,13 +145,9 @@ def main() -> int:
     print(f"python {sys.version.split()[0]} on {sys.platform}; files in {base}")
     print(f"median latency per action, ms ({args.repeat} samples per cell)\n")
     print(f"{'entries':>7} {'action':>8} {'fsync':>8} {'no fsync':>8} {'ratio':>6}")
+    medians = latency(base, repeat=args.repeat)
     for entries in SIZES:
-        with_sync = latency(
-            Path(tempfile.mkdtemp(dir=base)), entries, fsync=True, repeat=args.repeat
-        )
-        no_sync = latency(
-            Path(tempfile.mkdtemp(dir=base)), entries, fsync=False, repeat=args.repeat
-        )
+        with_sync, no_sync = medians[entries, True], medians[entries, False]
         for action in ("add", "replace", "remove"):
             ratio = with_sync[action] / no_sync[action]
             print(

@@ -36,6 +36,7 @@ __all__ = [
 BOM = "\ufeff"
 ENTRY_PREFIX = "- "
 INDENT = "  "
+_INDENT_CHARS = frozenset(" \t")  # a line starting with one continues the entry above
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,10 +104,6 @@ def _dedent(line: str) -> str:
     return line[1:]
 
 
-def _is_continuation(line: str) -> bool:
-    return line[:1] in (" ", "\t")
-
-
 def parse_memory(text: str) -> MemoryDocument:
     """Parse memory-file text into entries and prose; never raises.
 
@@ -123,20 +120,18 @@ def parse_memory(text: str) -> MemoryDocument:
     blocks: list[Block] = []
     i, count = 0, len(lines)
     while i < count:
-        j = i + 1
-        if lines[i].startswith(ENTRY_PREFIX):
-            while j < count and _is_continuation(lines[j]):
+        line, j = lines[i], i + 1
+        if line.startswith(ENTRY_PREFIX):
+            while j < count and lines[j][:1] in _INDENT_CHARS:
                 j += 1
-            first = _content(lines[i])[len(ENTRY_PREFIX) :]
-            rest = [_dedent(_content(line)) for line in lines[i + 1 : j]]
-            blocks.append(
-                Block(
-                    kind="entry",
-                    raw="".join(lines[i:j]),
-                    text="\n".join([first, *rest]),
-                    line=i + 1,
-                )
-            )
+            if j == i + 1:  # the common case: a one-line entry
+                raw, text = line, _content(line)[len(ENTRY_PREFIX) :]
+            else:
+                raw = "".join(lines[i:j])
+                first = _content(line)[len(ENTRY_PREFIX) :]
+                rest = [_dedent(_content(more)) for more in lines[i + 1 : j]]
+                text = "\n".join([first, *rest])
+            blocks.append(Block(kind="entry", raw=raw, text=text, line=i + 1))
         else:
             while j < count and not lines[j].startswith(ENTRY_PREFIX):
                 j += 1
