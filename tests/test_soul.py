@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -173,9 +173,7 @@ _entries = st.lists(
 )
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=40, deadline=None)
 @given(old=_entries, new=_entries)
 def test_prefix_property_for_any_memory(
     tmp_path_factory: pytest.TempPathFactory, old: list[str], new: list[str]

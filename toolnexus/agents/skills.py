@@ -31,6 +31,7 @@ __all__ = [
     "Skill",
     "SkillFrontmatter",
     "parse_skill",
+    "read_skill",
     "skill_tool",
 ]
 
