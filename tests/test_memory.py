@@ -313,6 +313,14 @@ def test_store_refuses_blank_text_like_the_tool(tmp_path: Path, action: str) -> 
     assert os.listdir(tmp_path) == []
 
 
+def test_duplicate_add_does_not_touch_the_file(tmp_path: Path) -> None:
+    s = store(tmp_path, "- prefers metric units\n")
+    before = os.stat(s.path)
+    assert s.add("  prefers metric units\n").startswith("already in MEMORY.md, nothing written")
+    after = os.stat(s.path)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
 def test_replace_to_blank_is_refused(tmp_path: Path) -> None:
     s = store(tmp_path, "- temporary\n")
     with pytest.raises(MemoryEditError) as info:
