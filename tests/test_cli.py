@@ -267,9 +267,10 @@ class _Lines:
         self.queue: queue.Queue[str] = queue.Queue()
         assert proc.stdout is not None
         stream = proc.stdout
-        threading.Thread(
+        self.thread = threading.Thread(
             target=lambda: [self.queue.put(line) for line in stream], daemon=True
-        ).start()
+        )
+        self.thread.start()
 
     def until(self, needle: str, timeout: float = TIMEOUT) -> str:
         seen: list[str] = []
@@ -293,12 +294,17 @@ def watcher(home: Path) -> Iterator[tuple[subprocess.Popen[str], _Lines]]:
         stderr=subprocess.PIPE,
         text=True,
     )
+    lines = _Lines(proc)
     try:
-        yield proc, _Lines(proc)
+        yield proc, lines
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.wait()
+        lines.thread.join(timeout=TIMEOUT)  # the reader ends at EOF; then close the pipes
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 @pytest.mark.slow

@@ -180,15 +180,16 @@ async def _chain(first: Any, rest: Any) -> Any:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     """Run one memory action through the very tool a model uses (same rules, same messages)."""
-    from .agents.memory import MEMORY_FILES, memory_tool
+    from .agents.home import Home
+    from .agents.memory import memory_tool
 
     home = _home_dir(args.dir)
-    target = "user" if args.user else "self"
     if args.action == "show":
-        path = home / MEMORY_FILES[target]
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        sys.stdout.write(text)
+        # The same reader the soul uses: a file that is not UTF-8 is a HomeError, not garbage.
+        doc = Home(home).user() if args.user else Home(home).memory()
+        sys.stdout.write(doc.render())
         return EXIT_OK
+    target = "user" if args.user else "self"
     call: dict[str, Any] = {"action": args.action, "target": target, "text": args.text}
     if args.action == "replace":
         call["with"] = args.with_
@@ -206,6 +207,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate homes; list every problem and warning; exit 0 only when clean."""
     from .agents.agent import from_dir
+    from .agents.home import Home
     from .errors import AgentError, HomeError
 
     failed = False
@@ -213,8 +215,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         problems: list[str] = []
         warnings: list[str] = []
         try:
-            home = _home_dir(value)
-            soul = from_dir(home).session().soul
+            home = Home(_home_dir(value))
+            # Compose first: it reports every identity and skill problem at once;
+            # wiring the agent then checks what only from_dir knows (builtin tools).
+            soul = home.compose(strict=True)
+            from_dir(home.path)
         except UsageError as exc:
             problems.append(str(exc))
         except HomeError as exc:
