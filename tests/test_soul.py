@@ -103,9 +103,11 @@ def test_soul_is_frozen_and_serialisable(copy_home: CopyHome) -> None:
     soul = compose_soul(copy_home("basic"))
     with pytest.raises(ValidationError):
         soul.text = "changed"
+    assert soul.name == "Ada"
     data = soul.model_dump(mode="json")
-    assert data["name"] == "Ada"
+    assert data["name"] == data["config"]["name"] == "Ada"
     assert data["digest"] == soul.digest
+    assert Soul.model_validate_json(soul.model_dump_json()) == soul
     assert soul.digest.startswith("sha256:")
     assert len(soul.digest) == len("sha256:") + 64
 
@@ -248,6 +250,12 @@ def test_custom_template_home(copy_home: CopyHome) -> None:
             "{{ name }}\n\n{{ nickname }}\n",
             "{p}:3: template error: 'nickname' is undefined",
             id="undefined",
+        ),
+        pytest.param(
+            "{{ name }}\n{{ config.__class__.__mro__ }}\n",
+            "{p}:2: template error: access to attribute '__class__' of 'IdentityConfig' "
+            "object is unsafe.",
+            id="sandboxed",
         ),
         pytest.param(
             "{{ name }}\n{{ skills[3].name }}\n",

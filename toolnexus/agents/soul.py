@@ -17,7 +17,8 @@ from types import TracebackType
 from typing import Any, Literal
 
 import jinja2
-from pydantic import BaseModel, ConfigDict, computed_field
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from pydantic import BaseModel, ConfigDict, computed_field, model_validator
 
 from ..errors import HomeError
 from .home import (
@@ -99,6 +100,14 @@ class Soul(BaseModel):
     sources: tuple[Source, ...]
     warnings: tuple[str, ...]
     withheld: tuple[Withheld, ...]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        # `name` is derived from config and dumped for readers; a dumped soul loads back.
+        if isinstance(data, dict) and "name" in data:
+            data = {k: v for k, v in data.items() if k != "name"}
+        return data
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -323,6 +332,18 @@ _ENV = jinja2.Environment(
 )
 _ENV.filters["oneline"] = _oneline
 
+# A home's own template may come from anywhere (a persona shared online): render it
+# sandboxed, so `{{ config.__class__.__mro__ }}` and friends cannot reach Python.
+_SANDBOX = ImmutableSandboxedEnvironment(
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    autoescape=False,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    auto_reload=False,
+)
+_SANDBOX.filters["oneline"] = _oneline
+
 
 @cache
 def _default_template() -> jinja2.Template:
@@ -333,7 +354,7 @@ def _default_template() -> jinja2.Template:
 def _compile(text: str, path: Path) -> jinja2.Template | str:
     """Compile a home's template, or return the problem naming its file and line."""
     try:
-        return _ENV.from_string(text)
+        return _SANDBOX.from_string(text)
     except jinja2.TemplateSyntaxError as exc:
         return f"{path}:{exc.lineno}: template syntax error: {exc.message}"
 
