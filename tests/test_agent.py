@@ -305,3 +305,27 @@ async def test_the_skill_tool_works_through_the_loop(make_home: MakeHome) -> Non
     result = session.messages[2]
     assert not getattr(result, "is_error", True)
     assert "Steps." in getattr(result, "output", "")
+
+
+def test_wiring_errors_list_every_problem_in_the_home(make_home: MakeHome) -> None:
+    home = make_home("colour: blue", skills=("cite",))
+    bad = home / "skills" / "Bad_Name"
+    bad.mkdir()
+    (bad / "SKILL.md").write_text("---\nname: Bad_Name\n---\nbody\n", encoding="utf-8")
+    with pytest.raises(HomeError) as info:
+        from_dir(home)
+    problems = info.value.problems
+    assert len(problems) > 1
+    assert any("unknown key 'colour'" in p for p in problems)
+    assert any("Bad_Name" in p for p in problems)
+
+
+def test_bad_skills_fail_strict_wiring_and_are_skipped_when_tolerant(make_home: MakeHome) -> None:
+    home = make_home(skills=("cite",))
+    (home / "skills" / "empty").mkdir()
+    with pytest.raises(HomeError, match=r"empty: no SKILL\.md"):
+        from_dir(home)
+    agent = from_dir(home, strict=False)
+    assert agent.uses.names == ("skill", "memory")
+    session = agent.session()
+    assert any("empty" in warning for warning in session.soul.warnings)

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 from ..errors import AgentError, HomeError, ModelError, ToolRoundsExceeded
 from ..tools import Tool, define_tool
-from .home import Home
+from .home import Home, problems_error
 from .memory import memory_tool
 from .models import (
     AssistantMessage,
@@ -194,23 +194,13 @@ def from_dir(
             came from).
     """
     home = Home(dir)
-    config = home.identity().config
-    unknown = [name for name in config.tools if name not in BUILTIN_TOOLS]
-    if unknown:
-        raise HomeError(
-            f"{home.identity_path}: key 'tools': "
-            + ", ".join(_unknown_builtin(name) for name in unknown)
-        )
-    enabled = set(config.tools)
-    if home.scan_skills().skills or "skill" in enabled:
-        enabled.add("skill")
-    entries: list[tuple[Tool, str]] = [
-        (build(home, strict=strict), f"builtin {name!r}")
-        for name, build in BUILTIN_TOOLS.items()
-        if name in enabled
-    ]
-    if memory is True or (memory is None and not config.read_only):
-        entries.append((memory_tool(home.path), "memory_tool(dir)"))
+    try:
+        entries = _home_tools(home, memory=memory, strict=strict)
+    except HomeError as exc:
+        every = _every_problem(home, exc, strict=strict)
+        if every is exc:
+            raise
+        raise every from exc
     entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(tools))
     return Agent(
         home,
@@ -219,6 +209,42 @@ def from_dir(
         max_tool_rounds=max_tool_rounds,
         strict=strict,
     )
+
+
+def _home_tools(home: Home, *, memory: bool | None, strict: bool) -> list[tuple[Tool, str]]:
+    """Build the tools the home enables, each with where it came from."""
+    config = home.identity().config
+    unknown = [name for name in config.tools if name not in BUILTIN_TOOLS]
+    if unknown:
+        raise HomeError(
+            f"{home.identity_path}: key 'tools': "
+            + ", ".join(_unknown_builtin(name) for name in unknown)
+        )
+    scan = home.scan_skills()
+    if strict and scan.problems:
+        raise problems_error(scan.problems)
+    enabled = set(config.tools)
+    if scan.skills:
+        enabled.add("skill")
+    entries: list[tuple[Tool, str]] = [
+        (build(home, strict=strict), f"builtin {name!r}")
+        for name, build in BUILTIN_TOOLS.items()
+        if name in enabled
+    ]
+    if memory is True or (memory is None and not config.read_only):
+        entries.append((memory_tool(home.path), "memory_tool(dir)"))
+    return entries
+
+
+def _every_problem(home: Home, exc: HomeError, *, strict: bool) -> HomeError:
+    """Widen a wiring error to every problem composing would find: fix them all in one go."""
+    try:
+        home.compose(strict=strict)
+    except HomeError as full:
+        problems = list(dict.fromkeys([*full.problems, *exc.problems]))
+        if problems != list(exc.problems):
+            return problems_error(problems)
+    return exc
 
 
 def _unknown_builtin(name: str) -> str:
