@@ -329,3 +329,14 @@ def test_bad_skills_fail_strict_wiring_and_are_skipped_when_tolerant(make_home: 
     assert agent.uses.names == ("skill", "memory")
     session = agent.session()
     assert any("empty" in warning for warning in session.soul.warnings)
+
+
+def test_a_model_name_is_not_a_model(make_home: MakeHome) -> None:
+    with pytest.raises(AgentError) as info:
+        from_dir(make_home(), model="gpt-4o")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "model must be a Model (an object with `async def complete(request)`), got 'gpt-4o'; "
+        "for a model name use OpenAIModel('gpt-4o')"
+    )
+    with pytest.raises(AgentError, match="model must be a Model"):
+        from_dir(make_home(name="other")).session(model=object())  # type: ignore[arg-type]

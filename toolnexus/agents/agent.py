@@ -117,7 +117,7 @@ class Agent:
     ) -> None:
         self._home = home if isinstance(home, Home) else Home(home)
         self._uses = Uses(_check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)]))
-        self._model = model
+        self._model = _check_model(model)
         self._max_tool_rounds = _check_rounds(max_tool_rounds)
         self._strict = strict
 
@@ -280,6 +280,15 @@ def _check_tools(entries: Sequence[tuple[object, str]]) -> tuple[Tool, ...]:
     return tuple(tool for tool, _ in entries if isinstance(tool, Tool))
 
 
+def _check_model(model: Model | None) -> Model | None:
+    if model is None or isinstance(model, Model):
+        return model
+    hint = f"; for a model name use OpenAIModel({model!r})" if isinstance(model, str) else ""
+    raise AgentError(
+        f"model must be a Model (an object with `async def complete(request)`), got {model!r}{hint}"
+    )
+
+
 def _check_rounds(value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise AgentError(f"max_tool_rounds must be an int >= 0, got {value!r}")
@@ -311,7 +320,7 @@ class Session:
         self._soul = soul
         self._tools = _check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
         self._by_name = {tool.name: tool for tool in self._tools}
-        self._model = model
+        self._model = _check_model(model)
         self._max_tool_rounds = _check_rounds(max_tool_rounds)
         self._messages: list[Message] = []
         self._busy = False
