@@ -321,6 +321,31 @@ def test_duplicate_add_does_not_touch_the_file(tmp_path: Path) -> None:
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
+def test_nfd_text_matches_an_nfc_entry(tmp_path: Path) -> None:
+    s = store(tmp_path, "- caf\u00e9 opens at 9\n- the caf\u00e9 menu\n")
+    s.replace("the cafe\u0301 menu", "the caf\u00e9 menu is online")
+    s.remove("cafe\u0301 opens at 9")
+    assert s.read().entries == ("the caf\u00e9 menu is online",)
+
+
+def test_nfd_substring_edits_an_nfc_entry(tmp_path: Path) -> None:
+    s = store(tmp_path, "- caf\u00e9 opens at 9\n")
+    s.replace("cafe\u0301 opens", "caf\u00e9 closes")
+    assert s.read().entries == ("caf\u00e9 closes at 9",)
+
+
+def test_duplicate_detection_is_nfc_aware(tmp_path: Path) -> None:
+    s = store(tmp_path, "- caf\u00e9\n")
+    assert s.add("cafe\u0301").startswith("already in MEMORY.md, nothing written")
+    assert read(s.path) == "- caf\u00e9\n"
+
+
+def test_text_stays_as_given(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    s.add("cafe\u0301")
+    assert read(s.path) == "- cafe\u0301\n"
+
+
 def test_replace_to_blank_is_refused(tmp_path: Path) -> None:
     s = store(tmp_path, "- temporary\n")
     with pytest.raises(MemoryEditError) as info:
@@ -468,6 +493,25 @@ def test_full_file_refuses_growth_and_says_how_to_consolidate(tmp_path: Path) ->
     with pytest.raises(MemoryEditError, match=r"^full: "):
         s.replace("0123", "0123456789abc")
     assert read(s.path) == "- 0123456789\n"
+
+
+def test_oversized_text_is_refused_before_the_safety_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_scan(text: str) -> tuple[str, ...]:
+        raise AssertionError("scanned text that cannot fit")
+
+    monkeypatch.setattr("toolnexus.agents.memory.scan_text", no_scan)
+    s = store(tmp_path, "- kept\n", limit=100)
+    with pytest.raises(MemoryEditError) as info:
+        s.add("x" + "\n" * 200_000 + "y")
+    assert info.value.message == (
+        "full: text is 200002 characters, more than all of MEMORY.md may hold (100). "
+        "Save a shorter note. Nothing written."
+    )
+    with pytest.raises(MemoryEditError, match=r"^full: MEMORY.md would hold 600005 "):
+        s.replace("kept", "x" + "\n" * 200_000 + "y")
+    assert read(s.path) == "- kept\n"
 
 
 def test_over_full_file_can_still_shrink(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -145,17 +146,24 @@ steps = st.lists(
 )
 
 
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
 def apply_model(entries: list[str], action: str, text: str, with_: str | None) -> str:
-    """Apply one action to the model (the spec's rules, written independently of the store)."""
+    """Apply one action to the model (the spec's rules, written independently of the store).
+
+    Text is compared in NFC, entries are kept as written.
+    """
     query = normalize_text(text)
     if action == "add":
         entry = query.strip()
-        if entry in entries:
+        if nfc(entry) in {nfc(e) for e in entries}:
             return "duplicate"
         entries.append(entry)
         return "ok"
-    whole = [q for q in (query, query.strip()) if q in entries]
-    hits = set(whole[:1]) or {e for e in entries if query in e}
+    whole = [e for q in (query, query.strip()) for e in entries if nfc(e) == nfc(q)]
+    hits = set(whole[:1]) or {e for e in entries if nfc(query) in nfc(e)}
     if not hits:
         return "not_found"
     if len(hits) > 1:
@@ -166,7 +174,12 @@ def apply_model(entries: list[str], action: str, text: str, with_: str | None) -
         return "ok"
     assert with_ is not None
     replacement = normalize_text(with_)
-    new = replacement if old in (query, query.strip()) else old.replace(query, replacement)
+    if nfc(old) in (nfc(query), nfc(query.strip())):
+        new = replacement
+    elif query in old:
+        new = old.replace(query, replacement)
+    else:
+        new = nfc(old).replace(nfc(query), replacement)
     new = new.strip()
     if not new:
         return "invalid"

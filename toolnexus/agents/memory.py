@@ -9,6 +9,7 @@ session: the soul is a snapshot, so they load from the next session on.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
@@ -57,6 +58,11 @@ def _quote(text: str, limit: int = 200) -> str:
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return json.dumps(text, ensure_ascii=False)
+
+
+def _nfc(text: str) -> str:
+    """The form text is compared in: NFD input ("cafe\u0301") matches an NFC entry ("caf\u00e9")."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _entries(doc: MemoryDocument) -> str:
@@ -138,9 +144,17 @@ class MemoryStore:
             MemoryEditError: `invalid`, `rejected` (safety), or `full`.
         """
         entry = self._entry_text(self._query(text), field="text")
+        if len(entry) > self.limit:
+            # Cheap and certain, so it comes before the safety scan of a huge text.
+            raise MemoryEditError(
+                f"full: text is {len(entry)} characters, more than all of {self.name} may "
+                f"hold ({self.limit}). Save a shorter note. {_NOTHING}",
+                kind="full",
+            )
+        self._scan(entry, field="text")
 
         def edit(doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
-            if entry in doc.entries:
+            if _nfc(entry) in {_nfc(e) for e in doc.entries}:
                 return None, (
                     f"already in {self.name}, nothing written: the entry is saved and "
                     f"loads next session. {self.usage(doc)}"
@@ -165,12 +179,18 @@ class MemoryStore:
             replacement = normalize_text(with_)
             # A whole-entry match replaces the entry; otherwise every occurrence of
             # the substring inside that one entry is swapped.
-            whole = old in (query, query.strip())
-            changed = replacement if whole else old.replace(query, replacement)
+            whole = _nfc(old) in (_nfc(query), _nfc(query.strip()))
+            if whole:
+                changed = replacement
+            elif query in old:
+                changed = old.replace(query, replacement)
+            else:  # matched only in NFC: edit the NFC form of the entry
+                changed = _nfc(old).replace(_nfc(query), replacement)
             new_text = self._entry_text(changed, field="with", empty="use action remove")
             new = replace_entries(doc, old, new_text)
             _verify(doc, new, tuple(new_text if e == old else e for e in doc.entries))
-            self._check_room(doc, new)
+            self._check_room(doc, new)  # before the scan: a huge text fails here, cheaply
+            self._scan(new_text, field="with")
             return new, (
                 f"replaced in {self.name}; the entry now reads {_quote(new_text)}. "
                 f"{_LOADS} {self.usage(new)}"
@@ -218,11 +238,16 @@ class MemoryStore:
         return message
 
     def _entry_text(self, text: str, *, field: str, empty: str = "") -> str:
-        """Normalize an entry's text (LF newlines, no outer blanks) and safety-check it."""
+        """Normalize an entry's text: LF newlines, no outer blanks, not empty."""
         entry = normalize_text(text).strip()
         if not entry:
             hint = f"; {empty}" if empty else ""
             raise _invalid(field, f"the entry would be empty{hint}")
+        return entry
+
+    @staticmethod
+    def _scan(entry: str, *, field: str) -> None:
+        """Refuse text that is unsafe in a system prompt (see `safety`)."""
         reasons = scan_text(entry)
         if reasons:
             raise MemoryEditError(
@@ -231,7 +256,6 @@ class MemoryStore:
                 f"plain fact without that and try again. {_NOTHING}",
                 kind="rejected",
             )
-        return entry
 
     @staticmethod
     def _query(text: str) -> str:
@@ -246,12 +270,14 @@ class MemoryStore:
         """Pick the entry `query` means: a whole-text match wins, else a unique substring.
 
         Entries with identical text count as one, so duplicates a person made can
-        still be edited.
+        still be edited. Text is compared in NFC; the entry is returned as stored.
         """
+        forms = {_nfc(e): e for e in reversed(doc.entries)}  # first one wins
         for whole in (query, query.strip()):
-            if whole in doc.entries:
-                return whole
-        hits = list(dict.fromkeys(e for e in doc.entries if query in e))
+            if _nfc(whole) in forms:
+                return forms[_nfc(whole)]
+        needle = _nfc(query)
+        hits = list(dict.fromkeys(e for e in doc.entries if needle in _nfc(e)))
         if not hits:
             raise MemoryEditError(f"not found: {text}", kind="not_found")
         if len(hits) > 1:
