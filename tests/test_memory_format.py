@@ -61,7 +61,13 @@ def test_parse_snapshot() -> None:
         pytest.param("- a\r\n  b\r\n", ("a\nb",), "\r\n", False, id="crlf-continuation"),
         pytest.param("- a\r", ("a",), "\n", False, id="trailing-cr"),
         pytest.param("- \n", ("",), "\n", False, id="empty-entry"),
-        pytest.param("- a\n\n  b\n", ("a",), "\n", False, id="blank-line-ends-entry"),
+        pytest.param("- a\n\n  b\n", ("a\n\nb",), "\n", False, id="blank-then-indent-continues"),
+        pytest.param(
+            "- a\r\n\r\n\r\n  b\r\n", ("a\n\n\nb",), "\r\n", False, id="blank-run-crlf-continues"
+        ),
+        pytest.param("- a\n\nb\n", ("a",), "\n", False, id="blank-then-prose-ends-entry"),
+        pytest.param("- a\n\n- b\n", ("a", "b"), "\n", False, id="blank-between-entries"),
+        pytest.param("- a\n\n\n", ("a",), "\n", False, id="trailing-blank-lines-are-prose"),
         pytest.param("- a\n  \n  b\n", ("a\n\nb",), "\n", False, id="indented-blank-continues"),
         pytest.param("- a\n    b\n", ("a\n  b",), "\n", False, id="deeper-indent-kept"),
     ],
@@ -70,6 +76,21 @@ def test_parse_cases(text: str, entries: tuple[str, ...], newline: str, bom: boo
     doc = parse_memory(text)
     assert (doc.entries, doc.newline, doc.bom) == (entries, newline, bom)
     assert doc.render() == text
+
+
+def test_trimming_trailing_whitespace_keeps_entries_whole(tmp_path: Path) -> None:
+    s = MemoryStore(tmp_path, "self", limit=10**6, fsync=False)
+    s.add("deploy steps:\n\n1. build\n2. push")
+    s.add("next")
+    assert s.path.read_text(encoding="utf-8") == (
+        "- deploy steps:\n  \n  1. build\n  2. push\n- next\n"
+    )
+    # An editor or pre-commit hook strips trailing whitespace and saves.
+    trimmed = "\n".join(line.rstrip() for line in s.path.read_text(encoding="utf-8").split("\n"))
+    s.path.write_text(trimmed, encoding="utf-8")
+    assert s.read().entries == ("deploy steps:\n\n1. build\n2. push", "next")
+    s.remove("deploy steps")
+    assert s.path.read_text(encoding="utf-8") == "- next\n"
 
 
 def test_chars_counts_what_a_prompt_holds() -> None:

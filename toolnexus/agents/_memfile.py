@@ -10,7 +10,8 @@ simple enough for a person editing the file to predict.
 
 * An entry starts with `- ` at column 0. The lines after it that start with a
   space or a tab are its continuation lines (indented two spaces when the tool
-  writes them).
+  writes them); empty lines followed by such a line belong to it too, as in a
+  Markdown list item.
 * Every other line (headings, paragraphs, blank lines, `*` bullets) is prose.
 * A leading UTF-8 BOM and the file's newline style (LF or CRLF) are kept; an
   entry's logical `text` never contains the `\\r` of a CRLF line end.
@@ -104,6 +105,27 @@ def _dedent(line: str) -> str:
     return line[1:]
 
 
+def _entry_end(lines: list[str], j: int) -> int:
+    """Return the index just past the continuation lines that start at `lines[j]`.
+
+    Blank lines followed by an indented line belong to the entry, as in a
+    Markdown list item: the tool writes an inner blank line as "  ", and an editor
+    that trims trailing whitespace must not split the entry in two.
+    """
+    count = len(lines)
+    while j < count:
+        if lines[j][:1] in _INDENT_CHARS:
+            j += 1
+            continue
+        k = j
+        while k < count and not _content(lines[k]):
+            k += 1
+        if k in (j, count) or lines[k][:1] not in _INDENT_CHARS:
+            break
+        j = k
+    return j
+
+
 def parse_memory(text: str) -> MemoryDocument:
     """Parse memory-file text into entries and prose; never raises.
 
@@ -122,8 +144,7 @@ def parse_memory(text: str) -> MemoryDocument:
     while i < count:
         line, j = lines[i], i + 1
         if line.startswith(ENTRY_PREFIX):
-            while j < count and lines[j][:1] in _INDENT_CHARS:
-                j += 1
+            j = _entry_end(lines, j)
             if j == i + 1:  # the common case: a one-line entry
                 raw, text = line, _content(line)[len(ENTRY_PREFIX) :]
             else:
