@@ -322,3 +322,62 @@ def test_soul_watch_shows_what_changed_and_stops_on_ctrl_c(
     assert proc.wait(timeout=TIMEOUT) == 0
     assert proc.stderr is not None
     assert "Traceback" not in proc.stderr.read()
+
+
+def test_chat_talks_to_an_openai_compatible_server(home: Path) -> None:
+    from _loopback_openai import completion, loopback_server
+
+    with loopback_server() as server:
+        server.reply(
+            completion(tool_calls=[("c1", "memory", '{"action": "add", "text": "likes tea"}')])
+        )
+        server.reply(completion("Noted, tea it is."))
+        server.reply(completion("Bye."))
+        result = run(
+            "chat",
+            home,
+            "--model",
+            "loopback-model",
+            "--base-url",
+            server.base_url,
+            env={"OPENAI_API_KEY": "test-key"},
+            stdin="I like tea.\n\nbye\n",
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Ada> Noted, tea it is.\nAda> Bye.\n"
+    assert "- likes tea" in (home / "MEMORY.md").read_text(encoding="utf-8")
+    first, second, third = server.bodies
+    assert first["model"] == "loopback-model"
+    assert first["messages"][0]["role"] == "system"
+    assert "likes tea" not in first["messages"][0]["content"]
+    assert second["messages"][-1]["role"] == "tool"
+    assert "loads next session" in second["messages"][-1]["content"]
+    # The same session goes on: the system prompt is frozen, the history grows.
+    assert third["messages"][0] == first["messages"][0]
+    assert [m["role"] for m in third["messages"][1:]] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
+
+
+def test_chat_reports_a_provider_failure_in_one_line(home: Path) -> None:
+    from _loopback_openai import loopback_server
+
+    with loopback_server() as server:
+        server.reply({"error": {"message": "bad key"}}, status=401)
+        result = run(
+            "chat",
+            home,
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url,
+            env={"OPENAI_API_KEY": "k"},
+            stdin="hello\n",
+        )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "answered HTTP 401 for model 'm': bad key" in result.stderr

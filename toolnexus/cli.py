@@ -138,11 +138,8 @@ def _watch_soul(home: Any, *, as_json: bool, strict: bool) -> int:
 
     async def run() -> None:
         last: str | None = None
-        try:
-            first: Any = home.compose(strict=strict)
-        except HomeError as exc:
-            first = exc
-        async for soul in _chain(first, home.watch(strict=strict)):
+        # initial=True: the first soul comes from the running watcher, so no write is missed.
+        async for soul in home.watch(strict=strict, initial=True):
             if isinstance(soul, HomeError):
                 print(f"{PROG} soul: {_one_line(soul)}", file=sys.stderr, flush=True)
                 continue
@@ -167,12 +164,6 @@ def _watch_soul(home: Any, *, as_json: bool, strict: bool) -> int:
     except KeyboardInterrupt:
         return EXIT_OK
     return EXIT_OK
-
-
-async def _chain(first: Any, rest: Any) -> Any:
-    yield first
-    async for item in rest:
-        yield item
 
 
 # -- memory --------------------------------------------------------------------------------
@@ -285,10 +276,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
     session = from_dir(home, model=model).session()
     print(f"chatting with {session.soul.name} ({model_name}); Ctrl-D to end", file=sys.stderr)
 
+    prompt = "you> " if sys.stdin.isatty() else ""  # piped input: answers only
+
     async def converse() -> None:
         while True:
             try:
-                line = await asyncio.to_thread(input, "you> ")
+                line = await asyncio.to_thread(input, prompt)
             except EOFError:
                 print(file=sys.stderr)
                 return

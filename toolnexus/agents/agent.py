@@ -281,7 +281,8 @@ def _check_tools(entries: Sequence[tuple[object, str]]) -> tuple[Tool, ...]:
 
 
 def _check_model(model: Model | None) -> Model | None:
-    if model is None or isinstance(model, Model):
+    value: object = model  # callers may pass anything; check what the types promise
+    if model is None or isinstance(value, Model):
         return model
     hint = f"; for a model name use OpenAIModel({model!r})" if isinstance(model, str) else ""
     raise AgentError(
