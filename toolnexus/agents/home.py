@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import HomeError
+from ._frontmatter import normalize_newlines
 from .identity import IDENTITY_FILE, Identity, load_identity, parse_identity
 from .memory import MEMORY_FILES, MemoryDocument, Target, parse_memory
 from .safety import scan_text
@@ -138,7 +139,7 @@ def load_cached(
             raise HomeError(
                 f"{name}: not UTF-8 text (byte {exc.start}): save it as UTF-8"
             ) from None
-        value = parse(_normalize(text), Path(name))
+        value = parse(normalize_newlines(text), Path(name))
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()
     _CACHE[slot] = _Entry(key=key, verified_ns=verified_ns, sha256=sha, value=value)
@@ -149,14 +150,6 @@ def clear_caches() -> None:
     """Forget every parsed file (for benchmarks and tests; correctness never needs it)."""
     _CACHE.clear()
     _VERDICTS.clear()
-
-
-def _normalize(text: str) -> str:
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
 
 
 @dataclass(frozen=True, slots=True, init=False)
