@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -10,8 +11,9 @@ from typing import Any
 import pytest
 
 from toolnexus import agents
+from toolnexus.agents import _store
 from toolnexus.agents.identity import DEFAULT_MEMORY_LIMITS
-from toolnexus.agents.memory import MEMORY_FILES, MemoryStore, memory_tool
+from toolnexus.agents.memory import MEMORY_FILES, MemoryStore, memory_tool, parse_memory
 from toolnexus.errors import HomeError, MemoryEditError
 from toolnexus.tools import Tool
 
@@ -36,6 +38,7 @@ async def test_seed_add_appends_an_entry_to_memory_md(tmp_path: Path) -> None:
 
     assert res.is_error is False
     assert "prefers metric units" in read(tmp_path / "MEMORY.md")
+    assert parse_memory(read(tmp_path / "MEMORY.md")).entries == ("prefers metric units",)
 
 
 async def test_seed_replace_and_remove_a_miss_is_a_loud_error(tmp_path: Path) -> None:
@@ -48,10 +51,12 @@ async def test_seed_replace_and_remove_a_miss_is_a_loud_error(tmp_path: Path) ->
     )
     assert replaced.is_error is False
     assert "prefers SI units" in read(tmp_path / "MEMORY.md")
+    assert parse_memory(read(tmp_path / "MEMORY.md")).entries == ("prefers SI units",)
 
     missed = await memory.execute({"action": "remove", "text": "prefers metric units"})
     assert missed.is_error is True
     assert missed.output == "not found: prefers metric units"
+    assert parse_memory(read(tmp_path / "MEMORY.md")).entries == ("prefers SI units",)
 
 
 async def test_seed_target_user_writes_user_md(tmp_path: Path) -> None:
@@ -64,6 +69,8 @@ async def test_seed_target_user_writes_user_md(tmp_path: Path) -> None:
 
     assert "shipped the v2 migration" in read(tmp_path / "MEMORY.md")
     assert "likes terse status updates" in read(tmp_path / "USER.md")
+    assert parse_memory(read(tmp_path / "MEMORY.md")).entries == ("shipped the v2 migration",)
+    assert parse_memory(read(tmp_path / "USER.md")).entries == ("likes terse status updates",)
     assert "loads next session" in own.output
     assert "loads next session" in user.output
 
@@ -475,6 +482,83 @@ def test_stale_temp_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
         ".USER.md.0123abcd.tmp",
         "MEMORY.md",
     ]
+
+
+# -- write failures ------------------------------------------------------------------
+
+
+def _fail_file_fsync(fd: int) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _fail_replace(src: object, dst: object) -> None:
+    raise OSError(errno.EIO, "Input/output error")
+
+
+@pytest.mark.parametrize(
+    ("name", "broken", "reason"),
+    [
+        pytest.param("fsync", _fail_file_fsync, "No space left on device", id="fsync-enospc"),
+        pytest.param("replace", _fail_replace, "Input/output error", id="replace-eio"),
+    ],
+)
+def test_a_failed_write_leaves_the_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, broken: Any, reason: str
+) -> None:
+    (tmp_path / "MEMORY.md").write_text("- keep me\n", encoding="utf-8")
+    s = MemoryStore(tmp_path, "self", limit=8000, fsync=True)
+    monkeypatch.setattr(os, name, broken)
+    with pytest.raises(MemoryEditError) as info:
+        s.add("new note")
+    monkeypatch.undo()
+    assert info.value.kind == "io"
+    assert info.value.message.startswith(f"cannot write MEMORY.md: {reason} (")
+    assert info.value.message.endswith("Nothing written.")
+    assert read(tmp_path / "MEMORY.md") == "- keep me\n"
+    assert sorted(os.listdir(tmp_path)) == [".MEMORY.md.lock", "MEMORY.md"]
+
+
+async def test_a_read_only_folder_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "MEMORY.md").write_text("- x\n", encoding="utf-8")
+    tool = memory_tool(tmp_path)
+    real_open = os.open
+
+    def read_only(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        # What a read-only folder does (chmod is no help when tests run as root).
+        if flags & os.O_CREAT and Path(path).parent == tmp_path:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
+    res = await tool.execute({"action": "add", "text": "y"})
+    monkeypatch.undo()
+    assert res.is_error is True
+    assert res.output == (
+        f"cannot write MEMORY.md: Permission denied ({tmp_path / '.MEMORY.md.lock'}). "
+        "Check that the folder is writable and has space. Nothing written."
+    )
+    assert sorted(os.listdir(tmp_path)) == ["MEMORY.md"]
+    assert read(tmp_path / "MEMORY.md") == "- x\n"
+
+
+def test_a_failed_folder_sync_after_the_rename_reports_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def eio(folder: Path) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(_store, "_fsync_dir", eio)
+    s = MemoryStore(tmp_path, "self", limit=8000, fsync=True)
+    message = s.add("saved anyway")
+    assert message.startswith("added to MEMORY.md. " + LOADS)
+    assert message.endswith(
+        "(the folder could not be synced: Input/output error; the change is in place but "
+        "may not survive a power loss)"
+    )
+    assert "Nothing written" not in message
+    assert s.read().entries == ("saved anyway",)
 
 
 # -- limits --------------------------------------------------------------------------

@@ -4,11 +4,18 @@ A memory write must survive concurrent writers (threads, processes, a person
 with an editor) and a crash at any instant. The recipe:
 
 1. Take a per-file lock: a thread lock, then `fcntl.flock` on a hidden sidecar
-   file (`.MEMORY.md.lock`), created on the first write and never deleted
-   (deleting a lock file lets two processes lock two different inodes).
+   file (`.MEMORY.md.lock`), created on the first write and never deleted by
+   us. Someone else may delete it (a `git clean`, a person tidying hidden
+   files), which lets two processes lock two different inodes; so after the
+   flock the lock file must still be the one at the path (else retry), and the
+   writer checks that again just before its rename (else `LockLost`: the caller
+   redoes its edit from the file on disk).
 2. Under the lock, re-read the file from disk and compute the new text.
 3. Write it to a hidden temp file in the same folder (`.MEMORY.md.<hex>.tmp`),
    flush and fsync it, `os.replace` it over the file, fsync the folder.
+
+A forked child closes the lock descriptors it inherited, so a fork during a
+write cannot keep the lock held after the parent lets go.
 
 Readers never lock: a rename is atomic, so they see the old file or the new
 one, never a torn one. Temp files are only created under the lock, so any temp
@@ -36,6 +43,8 @@ except ImportError:  # pragma: no cover - not POSIX
 
 __all__ = [
     "HAVE_FLOCK",
+    "Lock",
+    "LockLost",
     "atomic_write",
     "lock_path",
     "locked",
@@ -45,17 +54,32 @@ __all__ = [
 
 _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
+# Lock-file descriptors open in this process; a forked child must not keep them.
+_lock_fds: set[int] = set()
 
 
-def _forget_thread_locks() -> None:
-    """Drop inherited thread locks in a forked child: their holders do not exist there."""
+class LockLost(OSError):
+    """The lock file was replaced or deleted while held; redo the edit under a new lock."""
+
+
+def _after_fork_in_child() -> None:
+    """Drop what a forked child inherited mid-write: thread locks and flock'd descriptors.
+
+    Closing the child's copy of a descriptor does not unlock the parent's (flock
+    is released when the last descriptor of the open file goes), so the lock stays
+    the parent's and ends when the parent closes it.
+    """
     global _thread_locks_guard
     _thread_locks.clear()
     _thread_locks_guard = threading.Lock()
+    for fd in list(_lock_fds):
+        with suppress(OSError):
+            os.close(fd)
+    _lock_fds.clear()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_thread_locks)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def real_path(path: Path) -> Path:
@@ -81,22 +105,62 @@ def _thread_lock(path: Path) -> threading.Lock:
         return lock
 
 
+class Lock:
+    """A held write lock; `check` says whether it still guards the file."""
+
+    __slots__ = ("_fd", "_path")
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self._path = path
+        self._fd = fd
+
+    def check(self) -> None:
+        """Raise `LockLost` when the lock file at the path is no longer the one held."""
+        if HAVE_FLOCK and not _same_file(self._fd, lock_path(self._path)):
+            raise LockLost(f"{lock_path(self._path)} was replaced or deleted while held")
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    held = os.fstat(fd)
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _open_lock(path: Path) -> int:
+    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o666)
+    _lock_fds.add(fd)
+    return fd
+
+
+def _close_lock(fd: int) -> None:
+    _lock_fds.discard(fd)
+    os.close(fd)  # closing the descriptor releases the flock
+
+
 @contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[Lock]:
     """Hold the exclusive write lock of `path` (a resolved file path) for the block.
 
     Raises:
         OSError: when the folder does not exist or the lock file cannot be opened.
     """
     with _thread_lock(path):
-        fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o666)
+        fd = _open_lock(path)
         try:
             if HAVE_FLOCK:
                 fcntl.flock(fd, fcntl.LOCK_EX)
+                # Deleted or replaced while we waited: we hold a lock nobody else sees.
+                while not _same_file(fd, lock_path(path)):
+                    _close_lock(fd)
+                    fd = _open_lock(path)
+                    fcntl.flock(fd, fcntl.LOCK_EX)
                 _remove_stale_temps(path)
-            yield
+            yield Lock(path, fd)
         finally:
-            os.close(fd)  # closing the descriptor releases the flock
+            _close_lock(fd)
 
 
 def _remove_stale_temps(path: Path) -> None:
@@ -118,11 +182,23 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+def atomic_write(
+    path: Path,
+    data: bytes,
+    *,
+    fsync: bool = True,
+    lock: Lock | None = None,
+) -> str | None:
     """Replace `path` with `data` so that a crash leaves the old file or the new one.
 
     The file keeps its permission bits; a new file gets the usual umask-based ones.
-    On any error the temp file is removed and `path` is untouched.
+    With `lock`, it is checked just before the rename (`LockLost` when it no longer
+    guards the file). Returns None, or a note when the data is in place but the
+    folder could not be synced (the rename may not survive a power loss).
+
+    Raises:
+        OSError: when the data could not be written; then the temp file is removed
+            and `path` is untouched.
     """
     tmp = path.with_name(f"{_temp_prefix(path)}{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -135,13 +211,22 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
             f.flush()
             if fsync:
                 os.fsync(f.fileno())
+        if lock is not None:
+            lock.check()
         os.replace(tmp, path)
     except BaseException:
         with suppress(OSError):
             os.unlink(tmp)
         raise
     if fsync:
-        _fsync_dir(path.parent)
+        try:
+            _fsync_dir(path.parent)
+        except OSError as exc:
+            return (
+                f"(the folder could not be synced: {exc.strerror or exc}; the change is in "
+                "place but may not survive a power loss)"
+            )
+    return None
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -30,7 +30,7 @@ from ._memfile import (
     remove_entries,
     replace_entries,
 )
-from ._store import atomic_write, locked, read_bytes, real_path
+from ._store import LockLost, atomic_write, lock_path, locked, read_bytes, real_path
 from .identity import DEFAULT_MEMORY_LIMITS, IDENTITY_FILE, load_identity
 from .safety import scan_text
 
@@ -51,6 +51,7 @@ MEMORY_FILES: dict[Target, str] = {"self": "MEMORY.md", "user": "USER.md"}
 
 _LOADS = "Saved now, loads next session (this session's system prompt does not change)."
 _NOTHING = "Nothing written."
+_LOCK_RETRIES = 20
 
 
 def _quote(text: str, limit: int = 200) -> str:
@@ -219,7 +220,27 @@ class MemoryStore:
     def _edit(self, edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]]) -> str:
         """Run `edit` on the freshly read file under the lock; write its result, if any."""
         path = real_path(self.path)
-        with locked(path):
+        for _ in range(_LOCK_RETRIES):
+            try:
+                return self._edit_locked(path, edit)
+            except LockLost:
+                continue  # the lock file was deleted under us: redo the edit from disk
+            except OSError as exc:
+                raise MemoryEditError(
+                    f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or path}). "
+                    f"Check that the folder is writable and has space. {_NOTHING}",
+                    kind="io",
+                ) from exc
+        raise MemoryEditError(
+            f"cannot write {self.name}: its lock file {lock_path(path).name} keeps being "
+            f"deleted by something else. {_NOTHING}",
+            kind="io",
+        )
+
+    def _edit_locked(
+        self, path: Path, edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]]
+    ) -> str:
+        with locked(path) as lock:
             data = read_bytes(path)
             try:
                 before = data.decode("utf-8") if data else ""
@@ -234,7 +255,9 @@ class MemoryStore:
             if new is not None:
                 after = new.render()
                 if after != before:
-                    atomic_write(path, after.encode("utf-8"), fsync=self.fsync)
+                    note = atomic_write(path, after.encode("utf-8"), fsync=self.fsync, lock=lock)
+                    if note is not None:
+                        message = f"{message} {note}"
         return message
 
     def _entry_text(self, text: str, *, field: str, empty: str = "") -> str:
