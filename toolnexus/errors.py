@@ -5,7 +5,7 @@ ToolnexusError                  root: catch this to catch anything toolnexus rai
 ├── ToolDefinitionError         a tool was defined wrongly (raised at definition time)
 ├── ToolError                   raised inside a handler: becomes ToolResult(is_error=True)
 │   └── MemoryEditError         a memory action that cannot apply (not found, ambiguous,
-│                               full, rejected text); the model reads it and retries
+│                               full, rejected text, disk error); the model reads it
 ├── HomeError                   a home directory breaks a rule (names file, line/key, rule)
 └── AgentError                  an agent cannot be wired or a conversation cannot go on
     ├── ModelError              a model provider failed or answered nonsense
@@ -66,8 +66,9 @@ class ToolError(ToolnexusError):
 class MemoryEditError(ToolError):
     """A memory action that cannot be applied; nothing was written.
 
-    `kind` is one of `"invalid"`, `"not_found"`, `"ambiguous"`, `"full"`, `"rejected"`,
-    so callers such as the CLI can react without parsing the message.
+    `kind` is one of `"invalid"`, `"not_found"`, `"ambiguous"`, `"full"`, `"rejected"`
+    or `"io"` (the disk refused the write), so callers such as the CLI can react
+    without parsing the message.
     """
 
     kind: str
