@@ -376,3 +376,89 @@ def test_every_format_is_a_valid_json_schema_object() -> None:
 
 def test_tool_is_exported_as_a_type() -> None:
     assert isinstance(move, Tool)
+
+
+# -- edge cases: strings that look like JSON, callables, awkward names, sets ----------------
+
+
+async def test_a_parameter_that_accepts_strings_keeps_json_looking_strings() -> None:
+    @define_tool
+    def echo(value: str | list[str]) -> str:
+        """Echo the value and its type."""
+        return f"{type(value).__name__}: {value}"
+
+    assert await echo.execute({"value": '["a", "b"]'}) == ToolResult('str: ["a", "b"]')
+    assert await echo.execute({"value": '{"k": 1}'}) == ToolResult('str: {"k": 1}')
+    assert await echo.execute({"value": ["a"]}) == ToolResult("list: ['a']")
+
+
+async def test_async_callable_objects_and_partials_are_tools() -> None:
+    import functools
+
+    class Adder:
+        """Add an offset to a number."""
+
+        def __init__(self, offset: int) -> None:
+            self.offset = offset
+
+        async def __call__(self, n: int) -> int:
+            return n + self.offset
+
+    def scale(factor: int, n: int) -> int:
+        """Scale a number."""
+        return factor * n
+
+    adder = define_tool(Adder(10), name="adder")
+    assert adder.description == "Add an offset to a number."
+    assert adder.input_schema["required"] == ["n"]
+    assert await adder.execute({"n": 1}) == ToolResult("11")
+
+    triple = define_tool(functools.partial(scale, 3), name="triple")
+    assert list(triple.input_schema["properties"]) == ["n"]
+    assert await triple.execute({"n": 2}) == ToolResult("6")
+
+
+async def test_parameter_names_pydantic_reserves_still_reach_the_handler() -> None:
+    @define_tool
+    def odd_names(_private: int, model_name: str, json: bool = False) -> dict[str, Any]:
+        """Take awkward parameter names.
+
+        Args:
+            _private: A number.
+        """
+        return {"_private": _private, "model_name": model_name, "json": json}
+
+    schema = odd_names.input_schema
+    assert list(schema["properties"]) == ["_private", "model_name", "json"]
+    assert schema["properties"]["_private"] == {"type": "integer", "description": "A number."}
+    assert schema["required"] == ["_private", "model_name"]
+    result = await odd_names.execute({"_private": 1, "model_name": "m", "json": True})
+    assert result == ToolResult('{"_private": 1, "json": true, "model_name": "m"}')
+    missing = await odd_names.execute({"model_name": "m"})
+    assert missing == ToolResult("invalid arguments: _private: Field required", is_error=True)
+
+
+def test_set_results_serialise_the_same_in_every_process() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio\n"
+        "from toolnexus import define_tool\n"
+        "@define_tool\n"
+        "def tags() -> dict:\n"
+        "    '''Tags.'''\n"
+        "    return {'tags': {'zeta', 'alpha', 'mu', 'beta', 'omega'}, 'n': frozenset({3, 1, 2})}\n"
+        "print(asyncio.run(tags.execute({})).output)\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(4)
+    }
+    assert outputs == {'{"n": [1, 2, 3], "tags": ["alpha", "beta", "mu", "omega", "zeta"]}\n'}

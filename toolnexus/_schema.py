@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -94,7 +95,7 @@ def function_schema(
     problems: list[str] = []
     summary, param_docs = parse_docstring(inspect.getdoc(fn))
     try:
-        hints = get_type_hints(fn, localns=dict(localns or {}), include_extras=True)
+        hints = get_type_hints(_hinted(fn), localns=dict(localns or {}), include_extras=True)
     except Exception as exc:  # a forward reference that does not resolve, for one
         return None, [f"cannot read the type hints of {name!r}: {exc}"]
     fields: dict[str, Any] = {}
@@ -116,7 +117,16 @@ def function_schema(
             continue
         doc = param_docs.get(param.name)
         default = ... if param.default is param.empty else param.default
-        if doc and _field_description(annotation) is None:
+        if doc and _field_description(annotation) is not None:
+            doc = None  # Annotated[..., Field(description=...)] wins
+        if _needs_alias(param.name):
+            # pydantic keeps `_x` private and reserves `model_*`/BaseModel names: store the
+            # field under a safe name; the schema, errors and handler still see the real one.
+            fields[f"p{len(fields)}_{param.name.lstrip('_')}"] = (
+                annotation,
+                Field(default, alias=param.name, description=doc),
+            )
+        elif doc:
             fields[param.name] = (annotation, Field(default, description=doc))
         else:
             fields[param.name] = (annotation, default)
@@ -134,6 +144,20 @@ def function_schema(
         ),
         [],
     )
+
+
+def _hinted(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The object whose annotations describe `fn`'s parameters (partials, callable objects)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isfunction(fn) or inspect.ismethod(fn):
+        return fn
+    call = inspect.getattr_static(type(fn), "__call__", None)
+    return call if inspect.isfunction(call) else fn
+
+
+def _needs_alias(name: str) -> bool:
+    return name.startswith("_") or name.startswith("model_") or hasattr(BaseModel, name)
 
 
 def clean_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -175,18 +199,25 @@ def clean_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def _accepts_container(prop: Mapping[str, Any]) -> bool:
-    kinds = [prop, *prop.get("anyOf", ()), *prop.get("oneOf", ())]
-    return any(k.get("type") in ("array", "object") for k in kinds if isinstance(k, Mapping))
+def _wants_decoding(prop: Mapping[str, Any]) -> bool:
+    """A list/object parameter that a string could never satisfy as it is."""
+    kinds = [
+        k for k in (prop, *prop.get("anyOf", ()), *prop.get("oneOf", ())) if isinstance(k, Mapping)
+    ]
+    types = {k.get("type") for k in kinds}
+    return bool(types & {"array", "object"}) and "string" not in types
 
 
 def decode_json_strings(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Decode JSON-encoded strings sent for list/object arguments (some clients do this)."""
+    """Decode JSON-encoded strings sent for list/object arguments (some clients do this).
+
+    Never for a parameter that also accepts a string: there the string is the value.
+    """
     props: Mapping[str, Any] = schema.get("properties", {})
     out = dict(args)
     for key, value in args.items():
         prop = props.get(key)
-        if isinstance(value, str) and isinstance(prop, Mapping) and _accepts_container(prop):
+        if isinstance(value, str) and isinstance(prop, Mapping) and _wants_decoding(prop):
             try:
                 decoded = json.loads(value)
             except ValueError:

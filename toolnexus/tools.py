@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
+import functools
 import inspect
 import json
 import sys
@@ -100,9 +102,10 @@ class Tool:
         if self.call_style == "model":
             call: Callable[[], Any] = lambda: self.handler(parsed)  # noqa: E731
         else:
-            values = {name: getattr(parsed, name) for name in type(parsed).model_fields}
+            fields = type(parsed).model_fields
+            values = {(f.alias or n): getattr(parsed, n) for n, f in fields.items()}
             call = lambda: self.handler(**values)  # noqa: E731
-        if inspect.iscoroutinefunction(self.handler):
+        if _is_async(self.handler):
             return await call()
         result = await asyncio.to_thread(call)
         if inspect.isawaitable(result):
@@ -137,13 +140,40 @@ class Tool:
         }
 
 
+def _is_async(handler: Handler) -> bool:
+    """Coroutine functions, partials of them, and objects with an async `__call__`."""
+    while isinstance(handler, functools.partial):
+        handler = handler.func
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        inspect.getattr_static(type(handler), "__call__", None)
+    )
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _stable(value: Any) -> Any:
+    """JSON-ready data with sets sorted, so the same result is the same text in any process."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="python")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return {key: _stable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_stable(item) for item in value]
+    if isinstance(value, set | frozenset):
+        items = [to_jsonable_python(_stable(item)) for item in value]
+        return sorted(items, key=_dump)
+    return value
+
+
 def _to_output(value: Any) -> str:
     """Text for the model: strings as they are, anything else as deterministic JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(
-        to_jsonable_python(value), sort_keys=True, ensure_ascii=False, separators=(", ", ": ")
-    )
+    return _dump(to_jsonable_python(_stable(value)))
 
 
 def _check_name(name: str) -> list[str]:
