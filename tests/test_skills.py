@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from toolnexus.agents import skills as skills_module
 from toolnexus.agents.home import Home
 from toolnexus.agents.skills import Skill, SkillFrontmatter, parse_skill, skill_tool
 from toolnexus.errors import HomeError
@@ -152,6 +155,12 @@ NAMING = (
             "x" * 65,
             [f"skills/{'x' * 65}/SKILL.md:2: name is 65 characters, the limit is 64"],
             id="name-too-long",
+        ),
+        pytest.param(
+            ('name: "abc\\n"', "description: d"),
+            "abc\n",
+            [f"skills/abc\n/SKILL.md:2: name 'abc\\n' {NAMING}"],
+            id="name-trailing-newline",
         ),
         pytest.param(
             ("name: Demo", "description: d"),
@@ -486,6 +495,11 @@ def _link(link: Path, target: Path) -> None:
             "path 'binary.bin' is not a UTF-8 text file",
             id="not-text",
         ),
+        pytest.param(
+            "references/a\x00b.md",
+            "path 'references/a\\x00b.md' contains a NUL byte: name a file in the skill's folder",
+            id="nul-byte",
+        ),
     ],
 )
 async def test_refused_paths(home: Path, path: str, expected: str) -> None:
@@ -507,6 +521,65 @@ async def test_symlink_inside_the_folder_is_served_and_listed(home: Path) -> Non
     assert result.output.startswith("# Checklist")
     listing = (await tool.execute({"name": "summarize-paper"})).output
     assert listing.endswith("- alias.md\n- references/checklist.md")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+@pytest.mark.parametrize("path", [pytest.param("pipe", id="file"), pytest.param(None, id="body")])
+async def test_named_pipe_is_refused_not_read(home: Path, path: str | None) -> None:
+    # Reading a FIFO blocks until a writer comes: the tool must refuse it, not hang.
+    folder = home / "skills/summarize-paper"
+    fifo = folder / ("pipe" if path else "SKILL.md")
+    tool = skill_tool(home)
+    if path is None:
+        fifo.unlink()
+    os.mkfifo(fifo)
+    try:
+        result = await asyncio.wait_for(
+            tool.execute({"name": "summarize-paper", "path": path}), timeout=5
+        )
+    finally:
+        # Should the tool be blocked on the pipe, a writer coming and going releases it.
+        with contextlib.suppress(OSError):  # no reader waiting: nothing to release
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    expected = (
+        "path 'pipe' in skill 'summarize-paper' is not a regular file (a pipe, device or socket)"
+        if path
+        else "skill 'summarize-paper' cannot be loaded: its SKILL.md is not a regular file"
+    )
+    assert (result.output, result.is_error) == (expected, True)
+
+
+@pytest.fixture
+def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(skills_module, "MAX_FILE_CHARS", 10)
+    monkeypatch.setattr(skills_module, "MAX_FILE_BYTES", 10 * 4 + 4)
+
+
+@pytest.mark.usefixtures("small_limit")
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param(
+            # Invalid bytes past the read limit are never read, let alone decoded.
+            b"x" * 200 + b"\xff",
+            "xxxxxxxxxx\n\n[truncated: the file has 201 bytes; shown its first 10 characters]",
+            id="reads-a-bounded-prefix",
+        ),
+        pytest.param(
+            # The 44-byte limit falls inside the 22nd "é" (2 bytes): not a decoding error.
+            "a" + "é" * 100,
+            "aééééééééé\n\n[truncated: the file has 201 bytes; shown its first 10 characters]",
+            id="cut-inside-a-character",
+        ),
+        pytest.param("é" * 10, "é" * 10, id="at-the-limit"),
+        pytest.param(b"x" * 20 + b"\xc3", "path 'big.txt' is not a UTF-8 text file", id="bad-end"),
+    ],
+)
+async def test_large_files_are_read_in_part(home: Path, data: str | bytes, expected: str) -> None:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    (home / "skills/summarize-paper/big.txt").write_bytes(raw)
+    result = await skill_tool(home).execute({"name": "summarize-paper", "path": "big.txt"})
+    assert result.output == expected
 
 
 def test_no_skills_is_an_error(tmp_path: Path) -> None:

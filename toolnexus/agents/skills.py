@@ -8,8 +8,10 @@ file from the folder, when a task calls for it (progressive disclosure).
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,14 +38,17 @@ __all__ = [
 ]
 
 SKILL_FILE = "SKILL.md"
-#: Lowercase letters and digits in runs joined by single hyphens.
-SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+#: Lowercase letters and digits in runs joined by single hyphens. `\Z`, not `$`: `$` also
+#: matches before a final newline, and a name must never break a line of the soul.
+SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*\Z")
 SKILL_NAME_MAX = 64
 #: Past these the skill still loads, with a warning: widely used public skills stretch them.
 DESCRIPTION_SOFT_LIMIT = 1024
 COMPATIBILITY_SOFT_LIMIT = 500
 #: The skill tool returns at most this many characters of one file (a context window is finite).
 MAX_FILE_CHARS = 100_000
+#: ...and reads at most this many bytes of it (a UTF-8 character is at most 4 bytes).
+MAX_FILE_BYTES = MAX_FILE_CHARS * 4 + 4
 #: The skill tool lists at most this many of a skill's files after its body.
 MAX_LISTED_FILES = 50
 
@@ -161,7 +166,7 @@ def _name_rules(name: str, folder: str) -> list[str]:
         return ["key 'name' is empty (set it to the folder's name)"]
     if len(name) > SKILL_NAME_MAX:
         rules.append(f"name is {len(name)} characters, the limit is {SKILL_NAME_MAX}")
-    if not SKILL_NAME_RE.match(name):
+    if not SKILL_NAME_RE.fullmatch(name):
         rules.append(
             f"name {name!r} breaks the naming rule: lowercase letters, digits and single "
             "hyphens, not starting or ending with a hyphen"
@@ -269,16 +274,22 @@ def read_skill(folder: Path, rel: str | None = None) -> str:
     """Return a skill's SKILL.md body (with its file list), or the text of one file in it.
 
     Raises:
-        ToolError: when the skill is gone, or `rel` is empty, absolute, climbs out
-            with `..` or a symlink, names a directory, or is missing or not text.
+        ToolError: when the skill is gone, or `rel` is empty, holds a NUL byte, is
+            absolute, climbs out with `..` or a symlink, names a directory or anything
+            but a regular file (a FIFO would block), or is missing or not text.
     """
     name = folder.name
     if rel is None:
         path = folder / SKILL_FILE
         try:
-            skill, _ = parse_skill(path.read_text(encoding="utf-8"), path=path)
+            data, _ = _read_regular(path, limit=None)
+            skill, _ = parse_skill(data.decode("utf-8"), path=path)
         except FileNotFoundError:
             raise ToolError(f"skill {name!r} is gone: its SKILL.md was removed") from None
+        except _NotRegular:
+            raise ToolError(
+                f"skill {name!r} cannot be loaded: its SKILL.md is not a regular file"
+            ) from None
         except (OSError, UnicodeDecodeError, HomeError) as exc:
             raise ToolError(f"skill {name!r} cannot be loaded: {exc}") from exc
         files = _list_files(folder)
@@ -298,6 +309,9 @@ def _read_file(folder: Path, rel: str) -> str:
     name = folder.name
     if not rel.strip():
         raise ToolError("path is empty: omit it to load SKILL.md, or name a file in the skill")
+    if "\0" in rel:
+        # Checked up front: the OS would refuse it with a bare ValueError.
+        raise ToolError(f"path {rel!r} contains a NUL byte: name a file in the skill's folder")
     if (
         PurePosixPath(rel).is_absolute()
         or PureWindowsPath(rel).is_absolute()
@@ -319,17 +333,48 @@ def _read_file(folder: Path, rel: str) -> str:
     if target.is_dir():
         raise ToolError(f"path {rel!r} is a directory: name a file inside it")
     try:
-        text = target.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"path {rel!r} is not a UTF-8 text file") from None
+        data, size = _read_regular(target, limit=MAX_FILE_BYTES)
+    except _NotRegular:
+        # A FIFO would block the read forever; a device or socket is no skill file either.
+        raise ToolError(
+            f"path {rel!r} in skill {name!r} is not a regular file (a pipe, device or socket)"
+        ) from None
     except OSError as exc:
         raise ToolError(f"path {rel!r} in skill {name!r} cannot be read: {exc}") from exc
+    try:
+        # Final only when the whole file was read: a character cut at the byte limit
+        # is held back, not an error.
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        text = decoder.decode(data, final=len(data) < MAX_FILE_BYTES)
+    except UnicodeDecodeError:
+        raise ToolError(f"path {rel!r} is not a UTF-8 text file") from None
     if len(text) > MAX_FILE_CHARS:
         return (
             text[:MAX_FILE_CHARS]
-            + f"\n\n[truncated: the file has {len(text)} characters; shown {MAX_FILE_CHARS}]"
+            + f"\n\n[truncated: the file has {size} bytes; shown its first {MAX_FILE_CHARS} "
+            "characters]"
         )
     return text
+
+
+class _NotRegular(Exception):
+    """The path is a FIFO, device or socket: reading it could block forever."""
+
+
+def _read_regular(path: Path, *, limit: int | None) -> tuple[bytes, int]:
+    """Return up to `limit` bytes of a regular file and its size; never block on a FIFO.
+
+    Raises:
+        _NotRegular: for anything but a regular file.
+        OSError: when it cannot be opened or read.
+    """
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with open(fd, "rb", closefd=True) as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotRegular(path)
+        return (f.read() if limit is None else f.read(limit)), st.st_size
 
 
 def _list_files(folder: Path) -> list[str]:
