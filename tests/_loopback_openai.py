@@ -108,14 +108,21 @@ def loopback_server() -> Iterator[LoopbackServer]:
 def completion(
     text: str | None = None,
     *,
-    tool_calls: Sequence[tuple[str, str, str]] = (),
+    tool_calls: Sequence[tuple[str | None, str, str]] = (),
     model: str = "loopback-model",
 ) -> dict[str, Any]:
-    """A chat-completions response body: text and/or (id, name, arguments-JSON) tool calls."""
+    """A chat-completions response body: text and/or (id, name, arguments-JSON) tool calls.
+
+    An id of None leaves the `id` key out, as some local servers do.
+    """
     message: dict[str, Any] = {"role": "assistant", "content": text}
     if tool_calls:
         message["tool_calls"] = [
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+            {
+                **({} if cid is None else {"id": cid}),
+                "type": "function",
+                "function": {"name": name, "arguments": args},
+            }
             for cid, name, args in tool_calls
         ]
     return {

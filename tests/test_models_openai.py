@@ -306,3 +306,65 @@ def test_arguments_text_round_trips_as_json() -> None:
     )
     encoded = to_openai_messages(request)[1]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(encoded) == {"k": "ü"}
+
+
+async def test_missing_and_repeated_call_ids_get_stable_ones(server: LoopbackServer) -> None:
+    # Some local servers leave ids out, or reuse one; the results must still answer each call.
+    server.reply(
+        completion(
+            tool_calls=[
+                (None, "add", '{"a": 1, "b": 2}'),
+                ("dup", "add", '{"a": 3, "b": 4}'),
+                ("dup", "add", "  "),
+            ]
+        )
+    )
+    server.reply(completion(tool_calls=[("dup", "add", '{"a": 5, "b": 6}'), (None, "add", "")]))
+    server.reply(completion("done"))
+    async with make_model(server) as model:
+        first = await model.complete(ModelRequest(system="s", messages=(UserMessage("x"),)))
+        assert [tc.id for tc in first.tool_calls] == ["call_1_1", "dup", "call_1_3"]
+        history = (
+            UserMessage("x"),
+            first,
+            *(ToolResultMessage(call_id=tc.id, name="add", output="r") for tc in first.tool_calls),
+        )
+        second = await model.complete(ModelRequest(system="s", messages=history))
+        # "dup" is taken by the first turn; ids count assistant messages, not requests.
+        assert [tc.id for tc in second.tool_calls] == ["call_2_1", "call_2_2"]
+        history += (
+            second,
+            *(ToolResultMessage(call_id=tc.id, name="add", output="r") for tc in second.tool_calls),
+        )
+        await model.complete(ModelRequest(system="s", messages=history))
+    sent = server.bodies[2]["messages"]
+    assert [tc["id"] for tc in sent[2]["tool_calls"]] == ["call_1_1", "dup", "call_1_3"]
+    # Blank argument text goes back as an empty JSON object.
+    assert [tc["function"]["arguments"] for tc in sent[2]["tool_calls"]] == [
+        '{"a": 1, "b": 2}',
+        '{"a": 3, "b": 4}',
+        "{}",
+    ]
+    assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == [
+        "call_1_1",
+        "dup",
+        "call_1_3",
+        "call_2_1",
+        "call_2_2",
+    ]
+    assert [tc["function"]["arguments"] for tc in sent[6]["tool_calls"]] == [
+        '{"a": 5, "b": 6}',
+        "{}",
+    ]
+
+
+async def test_an_empty_answer_goes_back_as_empty_content(server: LoopbackServer) -> None:
+    # Chat completions rejects an assistant message with null content and no tool calls.
+    server.reply(completion(None))
+    server.reply(completion("ok"))
+    async with make_model(server) as model:
+        empty = await model.complete(ModelRequest(system="s", messages=(UserMessage("x"),)))
+        assert empty == AssistantMessage("")
+        history = (UserMessage("x"), empty, UserMessage("say something"))
+        await model.complete(ModelRequest(system="s", messages=history))
+    assert server.bodies[1]["messages"][2] == {"role": "assistant", "content": ""}

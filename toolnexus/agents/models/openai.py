@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from ...errors import ModelError
@@ -122,7 +122,14 @@ class OpenAIModel:
             raise ModelError(f"cannot reach {self.base_url}: {exc.message}") from exc
         except sdk.OpenAIError as exc:
             raise ModelError(f"{self.base_url} request failed: {exc}") from exc
-        return from_openai_response(response, where=self.base_url)
+        turn = 1 + sum(isinstance(m, AssistantMessage) for m in request.messages)
+        taken = frozenset(
+            tc.id
+            for m in request.messages
+            if isinstance(m, AssistantMessage)
+            for tc in m.tool_calls
+        )
+        return from_openai_response(response, where=self.base_url, turn=turn, taken=taken)
 
     async def aclose(self) -> None:
         """Close the HTTP connections the client holds."""
@@ -168,9 +175,13 @@ def _to_openai_message(message: Message) -> dict[str, Any]:
         return {"role": "user", "content": message.text}
     if isinstance(message, ToolResultMessage):
         return {"role": "tool", "tool_call_id": message.call_id, "content": message.output}
-    out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
-    if message.tool_calls:
-        out["tool_calls"] = [
+    if not message.tool_calls:
+        # Chat completions rejects an assistant message with neither content nor calls.
+        return {"role": "assistant", "content": message.text}
+    return {
+        "role": "assistant",
+        "content": message.text or None,
+        "tool_calls": [
             {
                 "id": tc.id,
                 "type": "function",
@@ -178,18 +189,26 @@ def _to_openai_message(message: Message) -> dict[str, Any]:
                     "name": tc.name,
                     "arguments": (
                         tc.raw_arguments
-                        if tc.raw_arguments is not None
+                        if tc.raw_arguments is not None and tc.raw_arguments.strip()
+                        # Blank text (some servers' "no arguments") goes back as a JSON object.
                         else json.dumps(dict(tc.arguments), ensure_ascii=False)
                     ),
                 },
             }
             for tc in message.tool_calls
-        ]
-    return out
+        ],
+    }
 
 
-def from_openai_response(response: Any, *, where: str) -> AssistantMessage:
+def from_openai_response(
+    response: Any, *, where: str, turn: int = 1, taken: Collection[str] = ()
+) -> AssistantMessage:
     """Translate a chat-completions response (the SDK object) into an assistant message.
+
+    Every tool call gets an id the results can answer: a call whose id is missing,
+    or repeats one in this answer or in `taken` (the ids already in the history),
+    gets `call_<turn>_<n>` (the n-th call of the turn-th assistant message), the
+    same shape `ScriptedModel` uses.
 
     Raises:
         ModelError: when the response has no choices.
@@ -199,23 +218,38 @@ def from_openai_response(response: Any, *, where: str) -> AssistantMessage:
         raise ModelError(f"{where} answered without any choice: {response!r}")
     message = choices[0].message
     text = message.content or getattr(message, "refusal", None) or ""
-    calls = tuple(_from_openai_tool_call(tc) for tc in message.tool_calls or ())
-    return AssistantMessage(text, tool_calls=calls)
+    seen = set(taken)
+    calls: list[ToolCall] = []
+    for n, tc in enumerate(message.tool_calls or (), start=1):
+        call_id = getattr(tc, "id", None)
+        if not isinstance(call_id, str) or not call_id or call_id in seen:
+            call_id = _fresh_id(f"call_{turn}_{n}", seen)
+        seen.add(call_id)
+        calls.append(_from_openai_tool_call(tc, call_id))
+    return AssistantMessage(text, tool_calls=tuple(calls))
 
 
-def _from_openai_tool_call(tc: Any) -> ToolCall:
+def _fresh_id(base: str, seen: set[str]) -> str:
+    candidate, extra = base, 1
+    while candidate in seen:
+        extra += 1
+        candidate = f"{base}_{extra}"
+    return candidate
+
+
+def _from_openai_tool_call(tc: Any, call_id: str) -> ToolCall:
     function = getattr(tc, "function", None)
     if getattr(tc, "type", "function") != "function" or function is None:
         kind = getattr(tc, "type", "?")
         name = getattr(getattr(tc, kind, None), "name", "") or kind
         return ToolCall(
             name,
-            id=tc.id,
+            id=call_id,
             arguments_error=f"unsupported tool call type {kind!r}: only function tools exist here",
         )
     raw = function.arguments or ""
     arguments, error = decode_arguments(raw)
-    return ToolCall(function.name, arguments, id=tc.id, raw_arguments=raw, arguments_error=error)
+    return ToolCall(function.name, arguments, id=call_id, raw_arguments=raw, arguments_error=error)
 
 
 def decode_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
