@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import Home, Soul, from_dir, memory_tool
+from toolnexus.agents import Home, Soul, _watch, from_dir, memory_tool
 from toolnexus.agents._watch import is_relevant, watch_home
 from toolnexus.agents.models import ScriptedModel, call
 from toolnexus.errors import HomeError
@@ -107,6 +107,37 @@ async def test_unrelated_files_do_not_yield(home: Path) -> None:
         assert "Changed for real." in soul.text
 
 
+async def test_unrelated_files_do_not_even_recompose(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An unchanged soul is never yielded anyway, so count compositions to see the filter work.
+    composed: list[None] = []
+    compose = _watch._compose
+
+    async def counting(home: Home, *, strict: bool) -> Soul | HomeError:
+        composed.append(None)
+        return await compose(home, strict=strict)
+
+    monkeypatch.setattr(_watch, "_compose", counting)
+    async with contextlib.aclosing(
+        watch_home(home, initial=True, debounce_ms=20, max_delay_ms=50)
+    ) as watch:
+        await next_soul(watch)
+        # The watcher runs only while someone waits for its next item.
+        waiting = asyncio.ensure_future(next_soul(watch))
+        (home / "notes.txt").write_text("not part of the soul", encoding="utf-8")
+        (home / "IDENTITY.md.swp").write_text("swap", encoding="utf-8")
+        (home / "4913").write_text("", encoding="utf-8")
+        # Give the junk time to arrive as a batch of its own (a broken filter would
+        # compose for it); a slow machine can only merge it into the next batch.
+        await asyncio.sleep(1)
+        assert len(composed) == 1  # the baseline only
+        write_identity(home, "Changed for real.")
+        soul = await waiting
+        assert "Changed for real." in soul.text
+    assert len(composed) == 2  # the baseline and the real change
+
+
 async def test_without_initial_the_first_item_is_a_change(home: Path) -> None:
     watch = watch_home(home)
     pending = asyncio.ensure_future(next_item(watch))
@@ -192,6 +223,11 @@ async def test_a_missing_home_is_an_error(tmp_path: Path) -> None:
         pytest.param(".#IDENTITY.md", False, id="emacs-lock"),
         pytest.param("4913", False, id="vim-write-test"),
         pytest.param("skills/cite/.SKILL.md.swp", False, id="swap-in-skill"),
+        pytest.param("skills/cite/SKILL.md~", False, id="backup-in-skill"),
+        pytest.param("skills/cite/4913", False, id="vim-write-test-in-skill"),
+        pytest.param("skills/4913", True, id="skill-folder-named-4913"),
+        pytest.param("skills/4913/SKILL.md", True, id="skill-file-in-folder-named-4913"),
+        pytest.param("skills/cite/.cache/x.md", False, id="hidden-folder-in-skill"),
         pytest.param("skills/.git/HEAD", False, id="hidden-folder"),
         pytest.param("notes.txt", False, id="unrelated"),
         pytest.param("", False, id="the-home-itself"),

@@ -18,6 +18,7 @@ from ..errors import HomeError
 from .home import SKILLS_DIR, TEMPLATE_FILE, Home
 from .identity import IDENTITY_FILE
 from .memory import MEMORY_FILES
+from .skills import SKILL_NAME_RE
 
 if TYPE_CHECKING:
     from .soul import Soul
@@ -37,13 +38,20 @@ def is_relevant(home: Home, path: str | os.PathLike[str]) -> bool:
     """Tell whether a change at `path` can change `home`'s soul.
 
     True for IDENTITY.md, MEMORY.md, USER.md, soul.md.j2 and anything under
-    skills/ (the folder itself included), except dotfiles and editor leftovers.
+    skills/ (the folder itself included), except dotfiles, anything in a hidden
+    folder, and editor leftovers (judged by the file's own name; `skills/4913`
+    is a skill's folder, not vim's write test).
     """
     rel = os.path.relpath(os.fspath(path), home.path)
     if rel == os.curdir or rel.startswith(os.pardir):
         return False
     parts = rel.split(os.sep)
-    if any(part.startswith(".") or _EDITOR_JUNK.search(part) for part in parts):
+    if any(part.startswith(".") for part in parts):
+        return False  # dotfiles, and anything in a hidden folder (.git/)
+    # Editor leftovers are files, so only the last part is matched, and skills/<name>
+    # with a valid skill name is a skill's folder: a skill may be named `4913`.
+    is_skill_folder = len(parts) == 2 and parts[0] == SKILLS_DIR and SKILL_NAME_RE.match(parts[1])
+    if not is_skill_folder and _EDITOR_JUNK.search(parts[-1]):
         return False
     if len(parts) == 1:
         return parts[0] in _TOP_FILES or parts[0] == SKILLS_DIR
