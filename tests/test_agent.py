@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from toolnexus import Tool, define_tool
 from toolnexus.agents import Agent, Session, from_dir, memory_tool
 from toolnexus.agents.agent import BUILTIN_TOOLS, DEFAULT_MAX_TOOL_ROUNDS, Uses
-from toolnexus.agents.models import ScriptedModel, ToolCall, call
+from toolnexus.agents.models import ScriptedModel, ToolCall, ToolResultMessage, call
 from toolnexus.errors import AgentError, HomeError
 
 MakeHome = Callable[..., Path]
@@ -340,3 +341,98 @@ def test_a_model_name_is_not_a_model(make_home: MakeHome) -> None:
     )
     with pytest.raises(AgentError, match="model must be a Model"):
         from_dir(make_home(name="other")).session(model=object())  # type: ignore[arg-type]
+
+
+# -- the skill tool follows each session's soul ------------------------------------
+
+
+def add_skill(home: Path, name: str) -> None:
+    folder = home / "skills" / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: Do {name} things.\n---\nSteps for {name}.\n",
+        encoding="utf-8",
+    )
+
+
+def skill_enum(session: Session) -> list[str] | None:
+    """The names the session's skill tool accepts, or None when it has no skill tool."""
+    tool = next((tool for tool in session.tools if tool.name == "skill"), None)
+    return None if tool is None else tool.input_schema["properties"]["name"]["enum"]
+
+
+async def test_a_skill_added_after_from_dir_is_listed_and_loadable(make_home: MakeHome) -> None:
+    home = make_home(skills=("cite",))
+    model = ScriptedModel([ToolCall("skill", {"name": "draft"}), "done"])
+    agent = from_dir(home, model=model)
+    before = agent.session()
+    add_skill(home, "draft")
+    session = agent.session()
+    assert "- draft: Do draft things." in session.system_prompt
+    assert skill_enum(session) == ["cite", "draft"]
+    assert [tool.name for tool in session.tools] == ["skill", "memory"]
+    assert await session.send("draft something") == "done"
+    result = session.messages[2]
+    assert isinstance(result, ToolResultMessage)
+    assert (result.is_error, result.output) == (False, "Steps for draft.")
+    # What was wired stays as it was; a running session keeps its tools too.
+    assert agent.uses.names == ("skill", "memory")
+    assert agent.uses.tools[0].input_schema["properties"]["name"]["enum"] == ["cite"]
+    assert skill_enum(before) == ["cite"]
+    assert "draft" not in before.system_prompt
+
+
+def test_a_home_without_skills_gets_the_skill_tool_when_one_appears(make_home: MakeHome) -> None:
+    home = make_home()
+    agent = from_dir(home, tools=[echo])
+    assert agent.uses.names == ("memory", "echo")
+    without = agent.session()
+    assert "`skill` tool" not in without.system_prompt
+    assert skill_enum(without) is None
+    add_skill(home, "cite")
+    session = agent.session()
+    assert "call the `skill` tool" in session.system_prompt
+    assert [tool.name for tool in session.tools] == ["skill", "memory", "echo"]
+    assert skill_enum(session) == ["cite"]
+    assert agent.uses.names == ("memory", "echo")
+
+
+def test_removed_skills_leave_the_prompt_and_the_tool(make_home: MakeHome) -> None:
+    home = make_home(skills=("cite", "draft"))
+    agent = from_dir(home)
+    assert skill_enum(agent.session()) == ["cite", "draft"]
+    shutil.rmtree(home / "skills" / "draft")
+    session = agent.session()
+    assert "draft" not in session.system_prompt
+    assert skill_enum(session) == ["cite"]
+    shutil.rmtree(home / "skills")
+    session = agent.session()
+    assert "`skill` tool" not in session.system_prompt
+    assert [tool.name for tool in session.tools] == ["memory"]
+
+
+def test_unchanged_skills_reuse_the_wired_tool(make_home: MakeHome) -> None:
+    agent = from_dir(make_home(skills=("cite",)))
+    assert agent.session().tools[0] is agent.uses.tools[0]
+
+
+def test_a_tool_of_yours_named_skill_clashes_once_skills_appear(make_home: MakeHome) -> None:
+    home = make_home()
+
+    @define_tool(name="skill")
+    def my_skill(name: str) -> str:
+        """My own skill tool."""
+        return name
+
+    agent = from_dir(home, tools=[my_skill])
+    assert agent.session().tools[-1] is my_skill
+    add_skill(home, "cite")
+    with pytest.raises(AgentError, match=r"2 tools are named 'skill': builtin 'skill' .* and "):
+        agent.session()
+
+
+def test_a_hand_built_agent_keeps_exactly_its_tools(make_home: MakeHome) -> None:
+    home = make_home()
+    agent = Agent(home, tools=[echo])
+    add_skill(home, "cite")
+    assert agent.session().tools == (echo,)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from _loopback_openai import LoopbackServer, completion, loopback_server
 
-from toolnexus import ToolError, define_tool
+from toolnexus import Tool, ToolError, define_tool
 from toolnexus.agents import Agent, Session
 from toolnexus.agents.models import (
     AssistantMessage,
@@ -25,6 +25,7 @@ from toolnexus.agents.models import (
 from toolnexus.errors import AgentError, ModelError, ToolRoundsExceeded
 
 CALLS: list[str] = []
+TIMEOUT = 10.0
 
 
 @define_tool
@@ -307,3 +308,77 @@ async def test_a_whole_conversation_over_http(home: Path, server: LoopbackServer
         },
     ]
     assert CALLS == ["add(20, 22)", "lookup(missing)"]
+
+
+def slow_tool(started: asyncio.Event) -> Tool:
+    @define_tool
+    async def slow(x: int) -> str:
+        """Take a long while."""
+        started.set()
+        await asyncio.sleep(60)
+        return "never"
+
+    return slow
+
+
+async def test_a_cancelled_send_answers_every_call_and_the_session_goes_on(home: Path) -> None:
+    started = asyncio.Event()
+    model = ScriptedModel(
+        [[call("lookup", key="a"), call("slow", x=1), call("add", a=3, b=4)], "after"]
+    )
+    session = Agent(home, tools=[add, lookup, slow_tool(started)], model=model).session()
+    sending = asyncio.ensure_future(asyncio.wait_for(session.send("go"), TIMEOUT))
+    await asyncio.wait_for(started.wait(), TIMEOUT)
+    sending.cancel()  # as a timeout would, while the second tool runs
+    with pytest.raises(asyncio.CancelledError):
+        await sending
+    assert CALLS == ["lookup(a)"]
+    assert session.messages[2:] == (
+        ToolResultMessage(call_id="call_1_1", name="lookup", output="value of a"),
+        ToolResultMessage(
+            call_id="call_1_2",
+            name="slow",
+            output="cancelled: the tool call was interrupted before it finished",
+            is_error=True,
+        ),
+        ToolResultMessage(
+            call_id="call_1_3",
+            name="add",
+            output="cancelled: the tool call did not run",
+            is_error=True,
+        ),
+    )
+    assert await session.send("and now?") == "after"
+    assert [m.role for m in model.requests[-1].messages] == [
+        *("user", "assistant", "tool", "tool", "tool", "user")
+    ]
+
+
+async def test_a_send_that_times_out_leaves_a_history_a_provider_accepts(
+    home: Path, server: LoopbackServer
+) -> None:
+    started = asyncio.Event()
+    server.reply(
+        completion(tool_calls=[("c1", "lookup", '{"key": "a"}'), ("c2", "slow", '{"x": 1}')])
+    )
+    server.reply(completion("fine"))
+    model = OpenAIModel("loopback-model", base_url=server.base_url, api_key="k", max_retries=0)
+    async with model:
+        session = Agent(home, tools=[lookup, slow_tool(started)], model=model).session()
+        # Long enough for the request and the first tool on a slow machine; slow sleeps 60s.
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(session.send("go"), 2)
+        assert started.is_set()
+        assert await session.send("again") == "fine"
+    sent = server.bodies[1]["messages"]
+    asked = [tc["id"] for m in sent if m.get("tool_calls") for tc in m["tool_calls"]]
+    answered = [m["tool_call_id"] for m in sent if m["role"] == "tool"]
+    assert asked == answered == ["c1", "c2"]
+    assert sent[-2:] == [
+        {
+            "role": "tool",
+            "tool_call_id": "c2",
+            "content": "cancelled: the tool call was interrupted before it finished",
+        },
+        {"role": "user", "content": "again"},
+    ]

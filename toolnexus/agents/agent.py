@@ -4,6 +4,9 @@ An `Agent` is the long-lived part: a home, its tools, a model. A `Session` is
 one conversation: it composes the soul once and keeps that text as its system
 prompt to the end, whatever the tools write meanwhile (writes load in the next
 session), so the prompt stays byte-stable and provider prompt caches stay warm.
+A session's tools are frozen with its soul, and agree with it: for an agent
+from `from_dir`, each session builds the `skill` tool from the skills its own
+soul lists (so skills added or removed since `from_dir` show up in both).
 """
 
 from __future__ import annotations
@@ -91,7 +94,9 @@ class Agent:
     """A persona ready to talk: a home, the tools it may call, and (optionally) a model.
 
     `from_dir` is the usual way to build one; build it by hand to choose every
-    tool yourself (no memory tool unless you pass `memory_tool(dir)`).
+    tool yourself (no memory tool unless you pass `memory_tool(dir)`, and no
+    `skill` tool unless you pass `skill_tool(dir)`: a hand-built agent's tools
+    are exactly the ones given, in every session).
 
     Args:
         home: The home directory (or a `Home`).
@@ -104,7 +109,7 @@ class Agent:
         AgentError: when two tools share a name, or an item of `tools` is not a Tool.
     """
 
-    __slots__ = ("_home", "_max_tool_rounds", "_model", "_strict", "_uses")
+    __slots__ = ("_home", "_max_tool_rounds", "_model", "_skills", "_strict", "_uses")
 
     def __init__(
         self,
@@ -120,6 +125,9 @@ class Agent:
         self._model = _check_model(model)
         self._max_tool_rounds = _check_rounds(max_tool_rounds)
         self._strict = strict
+        # Set by `from_dir` only: the skill tool it built (or None) and the skills in
+        # its enum, which sessions rebuild from their own soul. None: not managed.
+        self._skills: _SkillSlot | None = None
 
     @property
     def home(self) -> Home:
@@ -128,7 +136,11 @@ class Agent:
 
     @property
     def uses(self) -> Uses:
-        """The agent's tools (`agent.uses.tools`)."""
+        """The agent's tools (`agent.uses.tools`), as wired when the agent was built.
+
+        For an agent from `from_dir`, the `skill` tool here serves the skills the
+        home had then; each session offers one built from its own soul instead.
+        """
         return self._uses
 
     @property
@@ -145,7 +157,13 @@ class Agent:
         return f"Agent(home={str(self._home.path)!r}, tools={list(self._uses.names)!r})"
 
     def session(self, *, model: Model | None = None, max_tool_rounds: int | None = None) -> Session:
-        """Start a conversation: compose the soul now and freeze it for the session.
+        """Start a conversation: compose the soul now and freeze it, and the tools, for the session.
+
+        The tools are `agent.uses.tools`, except that for an agent from `from_dir`
+        the `skill` tool follows the session's soul: it is offered exactly when the
+        soul lists skills, and its `name` enum is those skills. So a skill added
+        after `from_dir` is both listed and loadable in the next session, and a
+        removed one is in neither.
 
         Args:
             model: Overrides the agent's model for this session.
@@ -153,13 +171,77 @@ class Agent:
 
         Raises:
             HomeError: when the home cannot be composed (every problem listed).
+            AgentError: when skills appeared since `from_dir` and one of your
+                tools is also named `skill`.
         """
+        soul, tools = self._compose()
         return Session(
-            soul=self._home.compose(strict=self._strict),
-            tools=self._uses.tools,
+            soul=soul,
+            tools=tools,
             model=model if model is not None else self._model,
             max_tool_rounds=(self._max_tool_rounds if max_tool_rounds is None else max_tool_rounds),
         )
+
+    def _compose(self) -> tuple[Soul, tuple[Tool, ...]]:
+        """Compose the soul, and the tools that agree with it."""
+        slot = self._skills
+        soul = self._home.compose(strict=self._strict)
+        if slot is None:
+            return soul, self._uses.tools
+        # The soul and the skill tool each scan skills/; a skill that changes between
+        # the two scans would make them disagree, so compose again until they match.
+        tool: Tool | None = None
+        for _ in range(_SKILL_ATTEMPTS):
+            names = tuple(skill.name for skill in soul.skills)
+            tool = slot.tool_for(self._home, names, strict=self._strict)
+            if tool is not None or not names:
+                break
+            soul = self._home.compose(strict=self._strict)
+        entries: list[tuple[Tool, str]] = [] if tool is None else [(tool, _SKILL_ORIGIN)]
+        entries += [
+            (other, f"agent.uses.tools[{i}]")
+            for i, other in enumerate(self._uses.tools)
+            if other is not slot.built
+        ]
+        return soul, _check_tools(entries)
+
+
+_SKILL_ORIGIN = "builtin 'skill'"
+
+#: How often a session recomposes when the skills change while it starts.
+_SKILL_ATTEMPTS = 3
+
+
+class _SkillSlot:
+    """The builtin `skill` tool of a `from_dir` agent, rebuilt when a soul lists other skills."""
+
+    __slots__ = ("built", "latest")
+
+    def __init__(self, built: Tool | None) -> None:
+        #: The tool in `agent.uses.tools` (None when the home had no skills then).
+        self.built = built
+        #: The last tool handed to a session, reused while the skills stay the same.
+        self.latest = built
+
+    def tool_for(self, home: Home, names: tuple[str, ...], *, strict: bool) -> Tool | None:
+        """The skill tool for a soul listing `names`; None when there are none or they moved."""
+        if not names:
+            return None
+        latest = self.latest
+        if latest is not None and _skill_names(latest) == names:
+            return latest
+        try:
+            tool = skill_tool(home, strict=strict)
+        except HomeError:
+            return None  # the skills changed since the soul was composed
+        if _skill_names(tool) != names:
+            return None
+        self.latest = tool
+        return tool
+
+
+def _skill_names(tool: Tool) -> tuple[str, ...]:
+    return tuple(tool.input_schema["properties"]["name"]["enum"])
 
 
 def from_dir(
@@ -177,6 +259,10 @@ def from_dir(
     no soul: that happens in `agent.session()`. Tools, in order: the builtins the
     home enables (`skill` whenever it has skills, plus the names in `tools:`, in
     `BUILTIN_TOOLS` order), then `memory_tool(dir)`, then `tools`.
+
+    `agent.uses.tools` is that list as of now. The `skill` tool alone follows the
+    home afterwards: each session builds it from the skills its soul lists (and
+    leaves it out when there are none), so its prompt and its tools agree.
 
     Args:
         dir: The home directory.
@@ -201,14 +287,17 @@ def from_dir(
         if every is exc:
             raise
         raise every from exc
+    built = next((tool for tool, origin in entries if origin == _SKILL_ORIGIN), None)
     entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(tools))
-    return Agent(
+    agent = Agent(
         home,
         tools=_check_tools(entries),
         model=model,
         max_tool_rounds=max_tool_rounds,
         strict=strict,
     )
+    agent._skills = _SkillSlot(built)
+    return agent
 
 
 def _home_tools(home: Home, *, memory: bool | None, strict: bool) -> list[tuple[Tool, str]]:
@@ -305,7 +394,10 @@ class Session:
     Build one with `agent.session()`. `messages` is the whole history so far.
     When `send` raises, the messages up to the failure stay in the history (the
     tools that ran did run); the unanswered tool calls that hit the round cap
-    are left out, so the history stays valid to send again.
+    are left out, so the history stays valid to send again. When a `send` is
+    cancelled (or a tool raises past `Tool.execute`) while a round of tool calls
+    runs, every call of that round still gets a result: the ones that did not
+    finish get an error result saying so, and the cancellation propagates.
     """
 
     __slots__ = ("_busy", "_by_name", "_max_tool_rounds", "_messages", "_model", "_soul", "_tools")
@@ -425,9 +517,16 @@ class Session:
                     "if the task needs more, or check why the model keeps calling tools"
                 )
             rounds += 1
-            self._messages.append(reply)
-            for call in reply.tool_calls:
-                self._messages.append(await self._run(call))
+            results: list[ToolResultMessage] = []
+            try:
+                for call in reply.tool_calls:
+                    results.append(await self._run(call))
+            finally:
+                # Even when cancelled (a timeout) mid-round, the history gets the calls
+                # together with one result each: providers reject a call left unanswered.
+                self._messages.append(reply)
+                self._messages.extend(results)
+                self._messages.extend(_interrupted(reply.tool_calls, len(results)))
 
     async def _run(self, call: ToolCall) -> ToolResultMessage:
         """Run one tool call; every outcome becomes a result the model can read."""
@@ -460,3 +559,20 @@ class Session:
             is_error=result.is_error,
             exception=result.exception,
         )
+
+
+def _interrupted(calls: Sequence[ToolCall], done: int) -> list[ToolResultMessage]:
+    """Error results for the calls of a round that was cut short after `done` of them."""
+    return [
+        ToolResultMessage(
+            call_id=call.id,
+            name=call.name,
+            output=(
+                "cancelled: the tool call was interrupted before it finished"
+                if n == done
+                else "cancelled: the tool call did not run"
+            ),
+            is_error=True,
+        )
+        for n, call in enumerate(calls[done:], start=done)
+    ]
