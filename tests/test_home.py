@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -312,3 +313,57 @@ def test_recent_files_are_verified_by_content(tmp_path: Path) -> None:
     load_cached(path, "test", parse)
     load_cached(path, "test", parse)
     assert calls == ["aaaa"]
+
+
+def test_cache_is_bounded_by_bytes_least_recently_used_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(home_module, "_CACHE", home_module._LRU(10_000))
+    cache = home_module._CACHE
+    parse, _ = counting_parser()
+    paths = [write(tmp_path / f"f{i}.md", "x" * 1_000) for i in range(30)]
+    for path in paths:
+        load_cached(path, "test", parse)
+        load_cached(paths[0], "test", parse)  # kept in use: never the one forgotten
+        assert cache.used <= 10_000
+    assert (os.fspath(paths[0]), "test") in cache
+    assert (os.fspath(paths[1]), "test") not in cache
+    assert (os.fspath(paths[-1]), "test") in cache
+    assert cache.used == sum(entry.cost for entry in cache.values())
+    # A file that is gone is forgotten when next asked for.
+    paths[-1].unlink()
+    assert load_cached(paths[-1], "test", parse) == (None, None)
+    assert (os.fspath(paths[-1]), "test") not in cache
+
+
+def test_cached_skills_leave_their_bodies_on_disk(tmp_path: Path) -> None:
+    # The soul needs a skill's name and description; its body can be any size.
+    write(tmp_path / "IDENTITY.md", "---\nname: Ada\n---\n")
+    body = "word " * 40_000
+    path = write(tmp_path / "skills/big/SKILL.md", f"---\nname: big\ndescription: d\n---\n{body}")
+    home = Home(tmp_path)
+    home.compose()
+    entry = home_module._CACHE[(os.fspath(path), "skill")]
+    assert entry.cost < 2_000
+    assert "word" not in repr(entry.value)
+    # Home.skills() still hands out whole skills, read from disk.
+    (skill,) = home.skills()
+    assert skill.body == body.strip("\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_named_pipe_in_the_home_is_a_problem_not_a_hang(tmp_path: Path) -> None:
+    write(tmp_path / "IDENTITY.md", "---\nname: Ada\n---\n")
+    (tmp_path / "skills/piped").mkdir(parents=True)
+    fifo = tmp_path / "skills/piped/SKILL.md"
+    os.mkfifo(fifo)
+    # Should the read block on the pipe, a writer coming and going releases it.
+    release = threading.Timer(5, lambda: os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)))
+    release.start()
+    try:
+        problems = Home(tmp_path).scan_skills().problems
+    finally:
+        release.cancel()
+    assert problems == (
+        f"{fifo}: is not a regular file (a pipe, device or socket): make it a file",
+    )

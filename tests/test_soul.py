@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from toolnexus.errors import HomeError
 
 CopyHome = Callable[[str], Path]
 HOMES = Path(__file__).parent / "homes"
+ROOT = Path(__file__).parent.parent
 MEMORY_HEADER = "## Your memory (MEMORY.md)\n"
 USER_HEADER = "## About your user (USER.md)\n"
 
@@ -131,6 +135,28 @@ def test_compose_twice_is_identical(copy_home: CopyHome, tmp_path: Path) -> None
     shutil.copytree(home, other)
     third = compose_soul(other)
     assert (third.text, third.digest) == (first.text, first.digest)
+
+
+def test_compose_is_identical_across_processes(copy_home: CopyHome) -> None:
+    # Hash randomisation and locale must not reach the text (set and dict order, sorting).
+    home = copy_home("basic")
+    script = (
+        "import sys; from toolnexus.agents import compose_soul; "
+        "print(compose_soul(sys.argv[1]).digest)"
+    )
+    digests = set()
+    for seed in ("0", "1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "LC_ALL": "C", "PYTHONPATH": str(ROOT)}
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(home)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        digests.add(done.stdout.strip())
+    assert digests == {compose_soul(home).digest}
 
 
 def test_crlf_and_bom_files_compose_like_lf(copy_home: CopyHome, tmp_path: Path) -> None:
@@ -443,6 +469,40 @@ def test_skill_files_and_lock_files_do_not_make_stale(copy_home: CopyHome) -> No
     write(home / ".MEMORY.md.lock", "")
     write(home / "notes.txt", "x")
     assert not soul.is_stale()
+
+
+def test_editing_an_undecodable_skill_refreshes_the_tolerant_soul(tmp_path: Path) -> None:
+    home = minimal(tmp_path)
+    path = home / "skills/broken/SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"---\nname: broken\ndescription: \xff\n---\n")
+    soul = compose_soul(home, strict=False)
+    assert soul.warnings == (f"skipped: {path}: not UTF-8 text (byte 30): save it as UTF-8",)
+    assert not soul.is_stale()
+    path.write_bytes(b"---\nname: broken\ndescription: ok \xff\n---\n")
+    assert soul.is_stale()
+    assert compose_soul(home, strict=False).warnings == (
+        f"skipped: {path}: not UTF-8 text (byte 33): save it as UTF-8",
+    )
+
+
+def test_a_near_miss_skill_file_refreshes_the_hint(tmp_path: Path) -> None:
+    home = minimal(tmp_path)
+    folder = home / "skills/lost"
+    folder.mkdir(parents=True)
+    soul = compose_soul(home, strict=False)
+    assert soul.warnings == (
+        f"skipped: {folder}: no SKILL.md: every skill folder needs one "
+        "(add one with `name:` and `description:` frontmatter)",
+    )
+    write(folder / "skill.md", "---\nname: lost\ndescription: d\n---\n")
+    if (folder / "SKILL.md").exists():
+        pytest.skip("case-insensitive file system")
+    assert soul.is_stale()
+    assert compose_soul(home, strict=False).warnings == (
+        f"skipped: {folder}: no SKILL.md: every skill folder needs one "
+        "(found skill.md: rename it to SKILL.md)",
+    )
 
 
 def test_unchanged_home_returns_the_same_snapshot(copy_home: CopyHome) -> None:

@@ -2,14 +2,18 @@
 
 Loads go through a small parse cache keyed by each file's stat signature, so
 composing a soul on every new session stays cheap; see `load_cached` for why
-the cache can never serve content older than what is on disk.
+the cache can never serve content older than what is on disk. The cache is an
+LRU bounded by bytes, and keeps of a skill only what the soul lists (never its
+body), so a process that meets many homes stays small.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +26,7 @@ from ._frontmatter import normalize_newlines
 from .identity import IDENTITY_FILE, Identity, load_identity, parse_identity
 from .memory import MEMORY_FILES, MemoryDocument, Target, parse_memory
 from .safety import scan_text
-from .skills import SKILL_FILE, Skill, parse_skill
+from .skills import SKILL_FILE, Skill, SkillInfo, parse_skill
 
 if TYPE_CHECKING:
     from .soul import Soul
@@ -36,7 +40,11 @@ TEMPLATE_FILE = "soul.md.j2"
 #: rewrite inside one timestamp tick (2 s covers FAT and modest network clock skew),
 #: so its content is re-read and compared rather than trusted from its stat.
 RACY_WINDOW_NS = 2_000_000_000
-_CACHE_MAX = 20_000
+#: Budgets of the parse cache and the safety-verdict cache, in (estimated) bytes kept.
+_CACHE_BUDGET = 32 * 2**20
+_VERDICTS_BUDGET = 8 * 2**20
+#: What one cached entry costs beyond its text (the objects, the key, the stat signature).
+_ENTRY_OVERHEAD = 512
 
 T = TypeVar("T")
 
@@ -46,7 +54,9 @@ class Source(BaseModel):
 
     `sha256` is None when the file is absent (an absent MEMORY.md is part of the
     snapshot too: creating it makes the soul stale). For the skills folder
-    (`path == "skills/"`) the hash covers the sorted listing of its entries.
+    (`path == "skills/"`) the hash covers the sorted listing of its entries; for a
+    skill folder without a SKILL.md (`path == "skills/<name>/"`), the names in it
+    that differ from SKILL.md only in case (they change the problem's hint).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -68,7 +78,7 @@ class MemoryFile:
 class SkillScan:
     """What the skills folder holds: valid skills (sorted by name) and what is wrong."""
 
-    skills: tuple[Skill, ...]
+    skills: tuple[SkillInfo, ...]
     #: Rule breaks (a folder without SKILL.md, a bad SKILL.md): errors in strict mode.
     problems: tuple[str, ...]
     #: Soft limits and ignored entries: never errors.
@@ -83,13 +93,57 @@ class _Entry:
     verified_ns: int
     sha256: str
     value: Any
+    cost: int
 
 
-_CACHE: dict[tuple[str, str], _Entry] = {}
+class _LRU(OrderedDict[Any, Any]):
+    """A dict that forgets its least recently used items past a budget of bytes."""
+
+    def __init__(self, budget: int) -> None:
+        super().__init__()
+        self.budget = budget
+        self.used = 0
+        self.costs: dict[Any, int] = {}
+
+    def hit(self, key: Any) -> None:
+        self.move_to_end(key)
+
+    def put(self, key: Any, value: Any, cost: int) -> None:
+        self.drop(key)
+        self[key] = value
+        self.costs[key] = cost
+        self.used += cost
+        while self.used > self.budget and len(self) > 1:
+            self.drop(next(iter(self)))
+
+    def drop(self, key: Any) -> None:
+        if key in self.costs:
+            del self[key]
+            self.used -= self.costs.pop(key)
+
+    def clear(self) -> None:
+        super().clear()
+        self.costs.clear()
+        self.used = 0
+
+
+_CACHE = _LRU(_CACHE_BUDGET)
+
+
+class _Unreadable(HomeError):
+    """A file that exists but cannot be decoded: carries its bytes' hash, so an edit shows."""
+
+    def __init__(self, message: str, *, sha256: str) -> None:
+        super().__init__(message)
+        self.sha256 = sha256
 
 
 def load_cached(
-    path: str | Path, kind: str, parse: Callable[[str, Path], T]
+    path: str | Path,
+    kind: str,
+    parse: Callable[[str, Path], T],
+    *,
+    cost: Callable[[Any], int] | None = None,
 ) -> tuple[str | None, T | None]:
     """Return `(sha256 of the bytes, parse(text, path))` for a file, or `(None, None)` if absent.
 
@@ -100,50 +154,83 @@ def load_cached(
     rewrite that keeps size and mtime still moves ctime, unless it lands in the
     same timestamp tick as an earlier write, and a file that recent is re-read.
 
+    Args:
+        path: the file.
+        kind: what `parse` makes of it (one file may be cached as several kinds).
+        parse: text and path to value.
+        cost: the bytes a value keeps alive, for the cache's budget (default: the
+            file's size, right for a value that holds all of its text).
+
     Raises:
-        HomeError: when the file exists but is not a readable UTF-8 file.
+        HomeError: when the file exists but is not a readable UTF-8 regular file
+            (when it is not UTF-8, the error carries the bytes' hash as `sha256`).
     """
     name = os.fspath(path)
+    slot = (name, kind)
     try:
         st = os.stat(name)
     except (FileNotFoundError, NotADirectoryError):
+        _CACHE.drop(slot)
         return None, None
     except OSError as exc:
         raise HomeError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
     key = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    slot = (name, kind)
     entry = _CACHE.get(slot)
     if (
         entry is not None
         and entry.key == key
         and max(st.st_ctime_ns, st.st_mtime_ns) < entry.verified_ns - RACY_WINDOW_NS
     ):
+        _CACHE.hit(slot)
         return entry.sha256, entry.value
     verified_ns = time.time_ns()
-    try:
-        with open(name, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
+    data = _read_bytes(name, st)
+    if data is None:
+        _CACHE.drop(slot)
         return None, None
-    except IsADirectoryError:
-        raise HomeError(f"{name}: is a folder: it must be a file") from None
-    except OSError as exc:
-        raise HomeError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
     sha = hashlib.sha256(data).hexdigest()
     if entry is not None and entry.sha256 == sha:
-        value = entry.value
+        value, weight = entry.value, entry.cost
     else:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise HomeError(
-                f"{name}: not UTF-8 text (byte {exc.start}): save it as UTF-8"
+            raise _Unreadable(
+                f"{name}: not UTF-8 text (byte {exc.start}): save it as UTF-8", sha256=sha
             ) from None
         value = parse(normalize_newlines(text), Path(name))
-    if len(_CACHE) >= _CACHE_MAX:
-        _CACHE.clear()
-    _CACHE[slot] = _Entry(key=key, verified_ns=verified_ns, sha256=sha, value=value)
+        weight = _ENTRY_OVERHEAD + (len(data) if cost is None else cost(value))
+    _CACHE.put(
+        slot, _Entry(key=key, verified_ns=verified_ns, sha256=sha, value=value, cost=weight), weight
+    )
     return sha, value
+
+
+def _read_bytes(name: str, st: os.stat_result) -> bytes | None:
+    """Read a regular file whole (None if it is gone); never block on a FIFO.
+
+    Raises:
+        HomeError: for a folder, a FIFO, device or socket, or a read error.
+    """
+    if stat.S_ISDIR(st.st_mode):
+        raise HomeError(f"{name}: is a folder: it must be a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise HomeError(f"{name}: is not a regular file (a pipe, device or socket): make it a file")
+    try:
+        # O_NONBLOCK: should it have become a FIFO since the stat, open must not wait.
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with open(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise HomeError(
+                    f"{name}: is not a regular file (a pipe, device or socket): make it a file"
+                )
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise HomeError(f"{name}: is a folder: it must be a file") from None
+    except OSError as exc:
+        raise HomeError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
 
 
 def clear_caches() -> None:
@@ -254,7 +341,7 @@ class Home:
                     skills=(), problems=(problem,), warnings=(), hashes=(_listing([]),)
                 )
             return SkillScan(skills=(), problems=(), warnings=(), hashes=((_LISTING, None),))
-        skills: list[Skill] = []
+        skills: list[SkillInfo] = []
         problems: list[str] = []
         warnings: list[str] = []
         names: list[str] = []
@@ -271,14 +358,18 @@ class Home:
             names.append(name + "/")
             try:
                 sha, result = load_cached(
-                    entry.path + os.sep + SKILL_FILE, "skill", _parse_skill_file
+                    entry.path + os.sep + SKILL_FILE, "skill", _parse_skill_file, cost=_skill_cost
                 )
             except HomeError as exc:
-                sha, result = "unreadable", None
+                # The real bytes' hash when there are bytes: editing the file must show.
+                sha, result = getattr(exc, "sha256", "unreadable"), None
                 problems.extend(exc.problems)
             hashes.append((f"{SKILLS_DIR}/{name}/{SKILL_FILE}", sha))
             if sha is None:
-                problems.append(_missing_skill_file(Path(entry.path)))
+                near = _near_skill_files(entry.path)
+                problems.append(_missing_skill_file(Path(entry.path), near))
+                # The hint names these, so a skill.md appearing must refresh it.
+                hashes.append((f"{SKILLS_DIR}/{name}/", _listing(near)[1]))
             elif isinstance(result, HomeError):
                 problems.extend(result.problems)
             elif result is not None:
@@ -292,18 +383,22 @@ class Home:
         )
 
     def skills(self, *, strict: bool = True) -> tuple[Skill, ...]:
-        """Load every skill, sorted by name.
+        """Load every skill with its body, sorted by name.
+
+        Bodies are read from disk here, not cached: `scan_skills` (what composing
+        uses) is the cheap call when names and descriptions are enough.
 
         Args:
             strict: True (default) raises on any bad skill; False skips bad ones.
 
         Raises:
-            HomeError: (strict) listing every problem in skills/.
+            HomeError: (strict) listing every problem in skills/; or when a skill
+                changes into a bad one between the scan and reading its body.
         """
         scan = self.scan_skills()
         if strict and scan.problems:
             raise problems_error(scan.problems)
-        return scan.skills
+        return tuple(_load_skill(info.path) for info in scan.skills)
 
     def compose(self, *, strict: bool = True) -> Soul:
         """Compose the soul: a frozen, deterministic system-prompt snapshot of this home.
@@ -347,24 +442,34 @@ def _parse_memory_file(text: str, path: Path) -> MemoryFile:
 
 # scan_text is pure, so its verdicts are kept by text: after a memory write only
 # the new entry is scanned, not the whole file again.
-_VERDICTS: dict[str, tuple[str, ...]] = {}
+_VERDICTS = _LRU(_VERDICTS_BUDGET)
 
 
 def _verdict(text: str) -> tuple[str, ...]:
-    reasons = _VERDICTS.get(text)
+    reasons: tuple[str, ...] | None = _VERDICTS.get(text)
     if reasons is None:
         reasons = scan_text(text)
-        if len(_VERDICTS) >= _CACHE_MAX:
-            _VERDICTS.clear()
-        _VERDICTS[text] = reasons
+        _VERDICTS.put(text, reasons, _ENTRY_OVERHEAD + len(text))
+    else:
+        _VERDICTS.hit(text)
     return reasons
 
 
-def _parse_skill_file(text: str, path: Path) -> tuple[Skill, tuple[str, ...]] | HomeError:
+def _parse_skill_file(text: str, path: Path) -> tuple[SkillInfo, tuple[str, ...]] | HomeError:
+    # The body is left out: the soul lists names and descriptions, and the skill tool
+    # reads bodies from disk when asked, so a cache entry stays small whatever the body.
     try:
-        return parse_skill(text, path=path)
+        skill, warnings = parse_skill(text, path=path)
     except HomeError as exc:
         return exc
+    return SkillInfo(meta=skill.meta, path=skill.path), warnings
+
+
+def _skill_cost(value: tuple[SkillInfo, tuple[str, ...]] | HomeError) -> int:
+    if isinstance(value, HomeError):
+        return sum(map(len, value.problems))
+    info, warnings = value
+    return len(info.meta.model_dump_json()) + sum(map(len, warnings))
 
 
 _EMPTY_MEMORY = MemoryFile(doc=parse_memory(""), reasons=())
@@ -381,12 +486,34 @@ def _listing(names: list[str]) -> tuple[str, str | None]:
     return _LISTING, hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
 
 
-def _missing_skill_file(folder: Path) -> str:
-    hint = "add one with `name:` and `description:` frontmatter"
+def _load_skill(path: Path) -> Skill:
+    """Read and parse one SKILL.md, body included (no cache: bodies may be large)."""
+    name = os.fspath(path)
     try:
-        near = [e.name for e in os.scandir(folder) if e.name.lower() == SKILL_FILE.lower()]
+        st = os.stat(name)
+    except OSError as exc:
+        raise HomeError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
+    data = _read_bytes(name, st)
+    if data is None:
+        raise HomeError(f"{name}: removed while loading skills")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HomeError(f"{name}: not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+    return parse_skill(normalize_newlines(text), path=path)[0]
+
+
+def _near_skill_files(folder: str) -> list[str]:
+    """Names in `folder` equal to SKILL.md but for case (sorted)."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(e.name for e in it if e.name.lower() == SKILL_FILE.lower())
     except OSError:
-        near = []
+        return []
+
+
+def _missing_skill_file(folder: Path, near: list[str]) -> str:
+    hint = "add one with `name:` and `description:` frontmatter"
     if near:
         hint = f"found {near[0]}: rename it to {SKILL_FILE}"
     return f"{folder}: no {SKILL_FILE}: every skill folder needs one ({hint})"

@@ -32,6 +32,7 @@ __all__ = [
     "SKILL_NAME_RE",
     "Skill",
     "SkillFrontmatter",
+    "SkillInfo",
     "parse_skill",
     "read_skill",
     "skill_tool",
@@ -71,13 +72,12 @@ class SkillFrontmatter(BaseModel):
     allowed_tools: str | list[str] | None = Field(default=None, alias="allowed-tools")
 
 
-class Skill(BaseModel):
-    """A parsed, valid skill: its frontmatter, its Markdown body and where it lives."""
+class SkillInfo(BaseModel):
+    """A valid skill without its body: what the soul lists (the body may be any size)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     meta: SkillFrontmatter
-    body: str
     #: The SKILL.md file.
     path: Path
 
@@ -95,6 +95,12 @@ class Skill(BaseModel):
     def folder(self) -> Path:
         """The skill's folder: the `skill` tool reads files only from here."""
         return self.path.parent
+
+
+class Skill(SkillInfo):
+    """A parsed, valid skill: its frontmatter, its Markdown body and where it lives."""
+
+    body: str
 
 
 def parse_skill(text: str, *, path: Path) -> tuple[Skill, tuple[str, ...]]:
@@ -216,11 +222,15 @@ def skill_tool(home: Home | str | os.PathLike[str], *, strict: bool = True) -> T
     Raises:
         HomeError: when the home has no skills, or (strict) a skill breaks a rule.
     """
-    from .home import Home
+    from .home import Home, problems_error
 
     if not isinstance(home, Home):
         home = Home(home)
-    skills = home.skills(strict=strict)
+    # The scan, not `home.skills()`: names and folders are enough, bodies load per call.
+    scan = home.scan_skills()
+    if strict and scan.problems:
+        raise problems_error(scan.problems)
+    skills = scan.skills
     if not skills:
         raise HomeError(f"{home.skills_dir}: no skills: the skill tool needs at least one")
     names = tuple(skill.name for skill in skills)
