@@ -254,7 +254,8 @@ def test_soul_does_not_import_what_it_does_not_need(home: Path) -> None:
         "from toolnexus.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    assert main(['soul', {str(home)!r}]) == 0\n"
-        "print(','.join(m for m in ('watchfiles', 'openai', 'httpx') if m in sys.modules))\n"
+        "heavy = ('watchfiles', 'openai', 'httpx', 'asyncio')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

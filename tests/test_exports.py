@@ -46,10 +46,10 @@ def test_every_error_derives_from_the_root() -> None:
 
 
 def test_importing_the_package_stays_light() -> None:
-    """`import toolnexus` must not pull in jinja2, watchfiles or provider SDKs (CLI start-up)."""
+    """`import toolnexus` must not pull in jinja2, asyncio, watchfiles or SDKs (CLI start-up)."""
     code = (
         "import sys, toolnexus\n"
-        "heavy = [m for m in ('jinja2', 'watchfiles', 'openai') if m in sys.modules]\n"
+        "heavy = [m for m in ('jinja2', 'asyncio', 'watchfiles', 'openai') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

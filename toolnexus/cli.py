@@ -1,14 +1,13 @@
 """The `toolnexus` command line: parse arguments, call the library, print.
 
 Each verb imports only what it needs, so `toolnexus soul` never loads
-watchfiles or a provider SDK. User mistakes end in one line on stderr and a
+asyncio, watchfiles or a provider SDK. User mistakes end in one line on stderr and a
 non-zero exit, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -132,6 +131,7 @@ def cmd_soul(args: argparse.Namespace) -> int:
 
 
 def _watch_soul(home: Any, *, as_json: bool, strict: bool) -> int:
+    import asyncio
     import difflib
 
     from .errors import HomeError
@@ -171,6 +171,8 @@ def _watch_soul(home: Any, *, as_json: bool, strict: bool) -> int:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     """Run one memory action through the very tool a model uses (same rules, same messages)."""
+    import asyncio
+
     from .agents.home import Home
     from .agents.memory import memory_tool
 
@@ -258,6 +260,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     """Talk to the persona through an OpenAI-compatible model, one line at a time."""
+    import asyncio
     import os
 
     from .agents.agent import from_dir

@@ -7,7 +7,6 @@ exception behind an unexpected failure stays on the result for the developer.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import dataclasses
 import functools
@@ -107,6 +106,8 @@ class Tool:
             call = lambda: self.handler(**values)  # noqa: E731
         if _is_async(self.handler):
             return await call()
+        import asyncio  # here, not at the top: `toolnexus soul` never needs an event loop
+
         result = await asyncio.to_thread(call)
         if inspect.isawaitable(result):
             return await result
