@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..errors import HomeError
-    from .agent import Agent, Session, from_dir
+    from .agent import Agent, from_dir
     from .home import Home
     from .memory import memory_tool
+    from .session import Session
     from .soul import Soul, compose_soul
 
 __all__ = [
@@ -29,7 +30,7 @@ __all__ = [
 
 _WHERE = {
     "Agent": ".agent",
-    "Session": ".agent",
+    "Session": ".session",
     "from_dir": ".agent",
     "Home": ".home",
     "memory_tool": ".memory",

@@ -11,24 +11,22 @@ soul lists (so skills added or removed since `from_dir` show up in both).
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..errors import AgentError, HomeError, ModelError, ToolRoundsExceeded
+from ..errors import HomeError
 from ..tools import Tool, define_tool
 from .home import Home, problems_error
 from .memory import memory_tool
-from .models import (
-    AssistantMessage,
-    Message,
-    Model,
-    ModelRequest,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
+from .models import Model
+from .session import (
+    DEFAULT_MAX_TOOL_ROUNDS,
+    Session,
+    _check_model,
+    _check_rounds,
+    _check_tools,
 )
 from .skills import skill_tool
 from .soul import Soul
@@ -41,11 +39,6 @@ __all__ = [
     "Uses",
     "from_dir",
 ]
-
-logger = logging.getLogger("toolnexus.agents")
-
-#: Tool rounds allowed per `send`: plenty for real work, small enough to stop a looping model.
-DEFAULT_MAX_TOOL_ROUNDS = 16
 
 
 # -- builtins ----------------------------------------------------------------------
@@ -344,235 +337,3 @@ def _unknown_builtin(name: str) -> str:
             "(`read_only: true` leaves it out)"
         )
     return hint
-
-
-def _check_tools(entries: Sequence[tuple[object, str]]) -> tuple[Tool, ...]:
-    """Return the tools, checking each is a Tool and no name is taken twice."""
-    seen: dict[str, list[tuple[Tool, str]]] = {}
-    for tool, origin in entries:
-        if not isinstance(tool, Tool):
-            hint = " (decorate the function with @define_tool)" if callable(tool) else ""
-            raise AgentError(f"{origin} is {tool!r}, not a Tool{hint}")
-        seen.setdefault(tool.name, []).append((tool, origin))
-    clashes = [group for group in seen.values() if len(group) > 1]
-    if clashes:
-        lines = [
-            f"{len(group)} tools are named {group[0][0].name!r}: "
-            + " and ".join(f"{origin} (source {tool.source!r})" for tool, origin in group)
-            for group in clashes
-        ]
-        raise AgentError(
-            "; ".join(lines) + ": tool names must be unique; rename one "
-            "(define_tool(name=...)) or leave one out (from_dir(..., memory=False) "
-            "for the memory tool)"
-        )
-    return tuple(tool for tool, _ in entries if isinstance(tool, Tool))
-
-
-def _check_model(model: Model | None) -> Model | None:
-    value: object = model  # callers may pass anything; check what the types promise
-    if model is None or isinstance(value, Model):
-        return model
-    hint = f"; for a model name use OpenAIModel({model!r})" if isinstance(model, str) else ""
-    raise AgentError(
-        f"model must be a Model (an object with `async def complete(request)`), got {model!r}{hint}"
-    )
-
-
-def _check_rounds(value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise AgentError(f"max_tool_rounds must be an int >= 0, got {value!r}")
-    return value
-
-
-# -- sessions ----------------------------------------------------------------------
-
-
-class Session:
-    """One conversation with a frozen soul: the system prompt never changes during it.
-
-    Build one with `agent.session()`. `messages` is the whole history so far.
-    When `send` raises, the messages up to the failure stay in the history (the
-    tools that ran did run); the unanswered tool calls that hit the round cap
-    are left out, so the history stays valid to send again. When a `send` is
-    cancelled (or a tool raises past `Tool.execute`) while a round of tool calls
-    runs, every call of that round still gets a result: the ones that did not
-    finish get an error result saying so, and the cancellation propagates.
-    """
-
-    __slots__ = ("_busy", "_by_name", "_max_tool_rounds", "_messages", "_model", "_soul", "_tools")
-
-    def __init__(
-        self,
-        *,
-        soul: Soul,
-        tools: Sequence[Tool] = (),
-        model: Model | None = None,
-        max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
-    ) -> None:
-        self._soul = soul
-        self._tools = _check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
-        self._by_name = {tool.name: tool for tool in self._tools}
-        self._model = _check_model(model)
-        self._max_tool_rounds = _check_rounds(max_tool_rounds)
-        self._messages: list[Message] = []
-        self._busy = False
-
-    @property
-    def soul(self) -> Soul:
-        """The soul composed when the session started; it never changes."""
-        return self._soul
-
-    @property
-    def system_prompt(self) -> str:
-        """The system prompt of every request in this session (`soul.text`)."""
-        return self._soul.text
-
-    @property
-    def stale(self) -> bool:
-        """Tell whether the home on disk now differs from this session's snapshot.
-
-        The snapshot itself never changes: start a new session to pick up the changes.
-        """
-        return self._soul.is_stale()
-
-    @property
-    def tools(self) -> tuple[Tool, ...]:
-        """The tools offered to the model."""
-        return self._tools
-
-    @property
-    def model(self) -> Model | None:
-        """The model this session talks to."""
-        return self._model
-
-    @property
-    def max_tool_rounds(self) -> int:
-        """Tool rounds allowed per `send`."""
-        return self._max_tool_rounds
-
-    @property
-    def messages(self) -> tuple[Message, ...]:
-        """The conversation so far, oldest first (a snapshot: later sends do not change it)."""
-        return tuple(self._messages)
-
-    def __repr__(self) -> str:
-        return (
-            f"Session(soul={self._soul.name!r}, digest={self._soul.digest!r}, "
-            f"messages={len(self._messages)})"
-        )
-
-    async def send(self, text: str) -> str:
-        """Say `text` to the persona and return its answer, running the tools it calls.
-
-        Each round sends the system prompt, the history and the tool specs; tool
-        calls run in order, and every outcome (including an unknown tool or bad
-        arguments) goes back to the model as a result it can read.
-
-        Raises:
-            AgentError: when the session has no model, or a send is already running.
-            ModelError: when the model fails or answers something unusable.
-            ToolRoundsExceeded: when the model still calls tools after
-                `max_tool_rounds` rounds.
-        """
-        model = self._model
-        if model is None:
-            raise AgentError(
-                "this session has no model: pass model= to from_dir(...), Agent(...) or "
-                "agent.session(...) (ScriptedModel for tests, OpenAIModel for an endpoint)"
-            )
-        if self._busy:
-            raise AgentError(
-                "this session is already answering a message: await that send first "
-                "(one conversation per session; start another session to talk in parallel)"
-            )
-        self._busy = True
-        try:
-            return await self._converse(model, text)
-        finally:
-            self._busy = False
-
-    async def _converse(self, model: Model, text: str) -> str:
-        self._messages.append(UserMessage(text))
-        rounds = 0
-        while True:
-            request = ModelRequest(
-                system=self._soul.text, messages=tuple(self._messages), tools=self._tools
-            )
-            reply = await model.complete(request)
-            if not isinstance(reply, AssistantMessage):
-                raise ModelError(
-                    f"{model!r} answered {type(reply).__name__}: Model.complete must "
-                    "return an AssistantMessage"
-                )
-            if not reply.tool_calls:
-                self._messages.append(reply)
-                return reply.text
-            if rounds >= self._max_tool_rounds:
-                wanted = ", ".join(tc.name for tc in reply.tool_calls)
-                raise ToolRoundsExceeded(
-                    f"the model still called tools ({wanted}) after {rounds} tool rounds "
-                    f"(max_tool_rounds={self._max_tool_rounds}); raise max_tool_rounds "
-                    "(from_dir(..., max_tool_rounds=...) or agent.session(max_tool_rounds=...)) "
-                    "if the task needs more, or check why the model keeps calling tools"
-                )
-            rounds += 1
-            results: list[ToolResultMessage] = []
-            try:
-                for call in reply.tool_calls:
-                    results.append(await self._run(call))
-            finally:
-                # Even when cancelled (a timeout) mid-round, the history gets the calls
-                # together with one result each: providers reject a call left unanswered.
-                self._messages.append(reply)
-                self._messages.extend(results)
-                self._messages.extend(_interrupted(reply.tool_calls, len(results)))
-
-    async def _run(self, call: ToolCall) -> ToolResultMessage:
-        """Run one tool call; every outcome becomes a result the model can read."""
-        if call.arguments_error is not None:
-            return ToolResultMessage(
-                call_id=call.id, name=call.name, output=call.arguments_error, is_error=True
-            )
-        tool = self._by_name.get(call.name)
-        if tool is None:
-            names = ", ".join(self._by_name) or "none"
-            return ToolResultMessage(
-                call_id=call.id,
-                name=call.name,
-                output=f"unknown tool {call.name!r}: the tools are {names}",
-                is_error=True,
-            )
-        result = await tool.execute(call.arguments)
-        if result.exception is not None:
-            # The model reads only the message; the developer gets the traceback.
-            logger.warning(
-                "tool %r failed unexpectedly: %s",
-                call.name,
-                result.output,
-                exc_info=result.exception,
-            )
-        return ToolResultMessage(
-            call_id=call.id,
-            name=call.name,
-            output=result.output,
-            is_error=result.is_error,
-            exception=result.exception,
-        )
-
-
-def _interrupted(calls: Sequence[ToolCall], done: int) -> list[ToolResultMessage]:
-    """Error results for the calls of a round that was cut short after `done` of them."""
-    return [
-        ToolResultMessage(
-            call_id=call.id,
-            name=call.name,
-            output=(
-                "cancelled: the tool call was interrupted before it finished"
-                if n == done
-                else "cancelled: the tool call did not run"
-            ),
-            is_error=True,
-        )
-        for n, call in enumerate(calls[done:], start=done)
-    ]
