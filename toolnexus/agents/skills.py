@@ -126,33 +126,27 @@ def parse_skill(text: str, *, path: Path) -> tuple[Skill, tuple[str, ...]]:
         problems.append(f"{path}:2: missing required key 'name' (set it to the folder's name)")
     elif isinstance(name, str):
         problems += [at("name", rule) for rule in _name_rules(name, folder)]
-    description = data.get("description")
     if "description" not in data:
         problems.append(
             f"{path}:2: missing required key 'description' "
             "(say what the skill does and when to use it)"
         )
-    elif isinstance(description, str):
-        if not description.strip():
-            problems.append(at("description", "key 'description' is empty"))
-        elif len(description) > DESCRIPTION_SOFT_LIMIT:
+    # Empty is an error; too long is only a warning (widely used skills stretch the limits).
+    for key, limit, empty_hint in (
+        ("description", DESCRIPTION_SOFT_LIMIT, ""),
+        ("compatibility", COMPATIBILITY_SOFT_LIMIT, " (remove it)"),
+    ):
+        value = data.get(key)
+        if not isinstance(value, str):
+            continue
+        if not value.strip():
+            problems.append(at(key, f"key {key!r} is empty{empty_hint}"))
+        elif len(value) > limit:
             warnings.append(
                 at(
-                    "description",
-                    f"description is {len(description)} characters, over the Agent Skills "
-                    f"limit of {DESCRIPTION_SOFT_LIMIT}: it loads, but shorten it",
-                )
-            )
-    compatibility = data.get("compatibility")
-    if isinstance(compatibility, str):
-        if not compatibility.strip():
-            problems.append(at("compatibility", "key 'compatibility' is empty (remove it)"))
-        elif len(compatibility) > COMPATIBILITY_SOFT_LIMIT:
-            warnings.append(
-                at(
-                    "compatibility",
-                    f"compatibility is {len(compatibility)} characters, over the Agent Skills "
-                    f"limit of {COMPATIBILITY_SOFT_LIMIT}: it loads, but shorten it",
+                    key,
+                    f"{key} is {len(value)} characters, over the Agent Skills "
+                    f"limit of {limit}: it loads, but shorten it",
                 )
             )
     try:
