@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +60,8 @@ def test_importing_the_package_stays_light() -> None:
 def test_modules_import_without_cycles() -> None:
     for name in ("toolnexus.tools", "toolnexus.errors", "toolnexus.agents.identity"):
         assert importlib.import_module(name)
+
+
+def test_the_package_is_marked_typed() -> None:
+    """PEP 561: type checkers use toolnexus's annotations only with a py.typed marker."""
+    assert (Path(toolnexus.__file__).parent / "py.typed").is_file()
