@@ -104,6 +104,8 @@ def test_soul_json_has_parts_digest_and_warnings(home: Path) -> None:
     assert data["text"] == soul.text
     assert data["digest"] == soul.digest
     assert data["warnings"] == []
+    assert data["config"]["memory_limits"] == {"self": 8000, "user": 4000}
+    assert agents.Soul.model_validate_json(result.stdout) == soul
 
 
 @pytest.mark.parametrize(

@@ -115,7 +115,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def _soul_json(soul: Soul) -> str:
-    return soul.model_dump_json(indent=2) + "\n"
+    # by_alias: keys as the home's files spell them (memory_limits.self, not self_).
+    return soul.model_dump_json(indent=2, by_alias=True) + "\n"
 
 
 def cmd_soul(args: argparse.Namespace) -> int:

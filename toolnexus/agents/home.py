@@ -29,6 +29,8 @@ from .safety import scan_text
 from .skills import SKILL_FILE, Skill, SkillInfo, parse_skill
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .soul import Soul
 
 __all__ = ["SKILLS_DIR", "TEMPLATE_FILE", "Home", "MemoryFile", "SkillScan", "Source"]
@@ -414,11 +416,35 @@ class Home:
 
         return compose_home(self, strict=strict)
 
-    def watch(self, **kwargs: Any) -> AsyncIterator[Soul | HomeError]:
-        """Re-compose the soul whenever the home changes (async iterator of Soul | HomeError)."""
+    def watch(
+        self,
+        *,
+        strict: bool = True,
+        initial: bool = False,
+        debounce_ms: int = 100,
+        max_delay_ms: int = 2000,
+        stop_event: asyncio.Event | None = None,
+        force_polling: bool | None = None,
+        poll_delay_ms: int = 300,
+    ) -> AsyncIterator[Soul | HomeError]:
+        """Re-compose the soul whenever the home changes (async iterator of Soul | HomeError).
+
+        Debounced (one item per burst of writes); an invalid intermediate state is
+        yielded as its HomeError and the watch goes on. It never touches a running
+        session. The options are those of `toolnexus.agents._watch.watch_home`.
+        """
         from ._watch import watch_home
 
-        return watch_home(self, **kwargs)
+        return watch_home(
+            self,
+            strict=strict,
+            initial=initial,
+            debounce_ms=debounce_ms,
+            max_delay_ms=max_delay_ms,
+            stop_event=stop_event,
+            force_polling=force_polling,
+            poll_delay_ms=poll_delay_ms,
+        )
 
 
 def problems_error(problems: tuple[str, ...] | list[str]) -> HomeError:
