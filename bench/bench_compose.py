@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolnexus.agents import home as home_module
+from toolnexus.agents import _cache as cache_module
 from toolnexus.agents import soul as soul_module
 from toolnexus.agents.soul import compose_soul
 
@@ -136,17 +136,17 @@ def measure(skills: int, home: Path, repeat: int) -> dict[str, list[float]]:
         return compose_soul(home)
 
     def cold() -> object:
-        home_module.clear_caches()
+        cache_module.clear_caches()
         soul_module._SOULS.clear()
         return compose_soul(home)
 
     figures = {"warm": timings(warm, repeat)}
-    saved = home_module.RACY_WINDOW_NS
-    home_module.RACY_WINDOW_NS = 10**18  # every file counts as just written
+    saved = cache_module.RACY_WINDOW_NS
+    cache_module.RACY_WINDOW_NS = 10**18  # every file counts as just written
     try:
         figures["recent"] = timings(warm, repeat)
     finally:
-        home_module.RACY_WINDOW_NS = saved
+        cache_module.RACY_WINDOW_NS = saved
     figures["render"] = timings(render, repeat)
     figures["write"] = after_write(home, repeat)
     figures["cold"] = timings(cold, max(5, repeat // 4))
@@ -169,7 +169,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         homes = [(s, e, build_home(Path(tmp), s, e)) for s, e in SIZES]
         # Let every file age past the racy window, as a home does between sessions.
-        time.sleep(home_module.RACY_WINDOW_NS / 1e9 + 0.2)
+        time.sleep(cache_module.RACY_WINDOW_NS / 1e9 + 0.2)
         results = []
         for skills, entries, home in homes:
             chars = len(compose_soul(home).text)  # first read after the window

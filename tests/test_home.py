@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from toolnexus.agents import home as home_module
-from toolnexus.agents.home import Home, load_cached
+from toolnexus.agents import _cache as cache_module
+from toolnexus.agents._cache import load_cached
+from toolnexus.agents.home import Home
 from toolnexus.errors import HomeError
 
 CopyHome = Callable[[str], Path]
@@ -284,7 +285,7 @@ def test_same_size_rewrite_with_mtime_restored_is_seen(tmp_path: Path) -> None:
 
 def test_old_files_are_trusted_by_stat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # With no racy window every file counts as old: a hit must not even open the file.
-    monkeypatch.setattr(home_module, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(cache_module, "RACY_WINDOW_NS", 0)
     path = write(tmp_path / "f.md", "aaaa")
     parse, calls = counting_parser()
     time.sleep(0.02)
@@ -293,10 +294,10 @@ def test_old_files_are_trusted_by_stat(tmp_path: Path, monkeypatch: pytest.Monke
     def no_open(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a cache hit read the file")
 
-    monkeypatch.setattr(home_module, "open", no_open, raising=False)
+    monkeypatch.setattr(cache_module, "open", no_open, raising=False)
     assert load_cached(path, "test", parse)[1] == "AAAA"
     monkeypatch.undo()
-    monkeypatch.setattr(home_module, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(cache_module, "RACY_WINDOW_NS", 0)
     # ctime moves on any write, even one that restores size and mtime.
     before = os.stat(path)
     time.sleep(0.02)
@@ -318,8 +319,8 @@ def test_recent_files_are_verified_by_content(tmp_path: Path) -> None:
 def test_cache_is_bounded_by_bytes_least_recently_used_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(home_module, "_CACHE", home_module._LRU(10_000))
-    cache = home_module._CACHE
+    monkeypatch.setattr(cache_module, "_CACHE", cache_module._LRU(10_000))
+    cache = cache_module._CACHE
     parse, _ = counting_parser()
     paths = [write(tmp_path / f"f{i}.md", "x" * 1_000) for i in range(30)]
     for path in paths:
@@ -343,7 +344,7 @@ def test_cached_skills_leave_their_bodies_on_disk(tmp_path: Path) -> None:
     path = write(tmp_path / "skills/big/SKILL.md", f"---\nname: big\ndescription: d\n---\n{body}")
     home = Home(tmp_path)
     home.compose()
-    entry = home_module._CACHE[(os.fspath(path), "skill")]
+    entry = cache_module._CACHE[(os.fspath(path), "skill")]
     assert entry.cost < 2_000
     assert "word" not in repr(entry.value)
     # Home.skills() still hands out whole skills, read from disk.

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from toolnexus.agents import Home, Soul, compose_soul, memory_tool
-from toolnexus.agents.home import Source, clear_caches
+from toolnexus.agents._cache import clear_caches
+from toolnexus.agents.home import Source
 from toolnexus.agents.skills import skill_tool
 from toolnexus.agents.soul import SOUL_BUDGET_CHARS, SkillSummary, Withheld
 from toolnexus.errors import HomeError

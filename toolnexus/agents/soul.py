@@ -21,6 +21,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, computed_field, model_validator
 
 from ..errors import HomeError
+from ._cache import load_cached
 from .home import (
     SKILLS_DIR,
     TEMPLATE_FILE,
@@ -28,7 +29,6 @@ from .home import (
     MemoryFile,
     SkillScan,
     Source,
-    load_cached,
     problems_error,
 )
 from .identity import IDENTITY_FILE, Identity, IdentityConfig
