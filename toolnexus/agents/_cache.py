@@ -22,7 +22,15 @@ from ..errors import HomeError
 from ._frontmatter import normalize_newlines
 from .safety import scan_text
 
-__all__ = ["RACY_WINDOW_NS", "clear_caches", "load_cached", "read_regular_file", "verdict"]
+__all__ = [
+    "RACY_WINDOW_NS",
+    "NotRegularFile",
+    "clear_caches",
+    "load_cached",
+    "read_regular",
+    "read_regular_file",
+    "verdict",
+]
 
 T = TypeVar("T")
 
@@ -156,29 +164,45 @@ def load_cached(
     return sha, value
 
 
+class NotRegularFile(OSError):
+    """The path is a FIFO, device or socket: reading it could block forever."""
+
+
+def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> tuple[bytes, int]:
+    """Return up to `limit` bytes of a regular file and its size; never block on a FIFO.
+
+    Raises:
+        NotRegularFile: for anything but a regular file.
+        OSError: when it cannot be opened or read.
+    """
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with open(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"{os.fspath(path)}: not a regular file")
+        return (f.read() if limit is None else f.read(limit)), st.st_size
+
+
 def read_regular_file(name: str, st: os.stat_result) -> bytes | None:
-    """Read a regular file whole (None if it is gone); never block on a FIFO.
+    """Read a regular file whole (None if it is gone), as a home loader wants it.
 
     Raises:
         HomeError: for a folder, a FIFO, device or socket, or a read error.
     """
+    not_regular = f"{name}: is not a regular file (a pipe, device or socket): make it a file"
     if stat.S_ISDIR(st.st_mode):
         raise HomeError(f"{name}: is a folder: it must be a file")
     if not stat.S_ISREG(st.st_mode):
-        raise HomeError(f"{name}: is not a regular file (a pipe, device or socket): make it a file")
+        raise HomeError(not_regular)
     try:
-        # O_NONBLOCK: should it have become a FIFO since the stat, open must not wait.
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-        with open(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise HomeError(
-                    f"{name}: is not a regular file (a pipe, device or socket): make it a file"
-                )
-            return f.read()
+        return read_regular(name)[0]
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         raise HomeError(f"{name}: is a folder: it must be a file") from None
+    except NotRegularFile:  # it became one since the stat
+        raise HomeError(not_regular) from None
     except OSError as exc:
         raise HomeError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import codecs
 import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ..errors import HomeError, ToolError
 from ..tools import Tool, define_tool
+from ._cache import NotRegularFile, read_regular
 from ._frontmatter import Frontmatter, key_line, split_frontmatter
 
 if TYPE_CHECKING:
@@ -286,11 +286,11 @@ def read_skill(folder: Path, rel: str | None = None) -> str:
     if rel is None:
         path = folder / SKILL_FILE
         try:
-            data, _ = _read_regular(path, limit=None)
+            data, _ = read_regular(path, limit=None)
             skill, _ = parse_skill(data.decode("utf-8"), path=path)
         except FileNotFoundError:
             raise ToolError(f"skill {name!r} is gone: its SKILL.md was removed") from None
-        except _NotRegular:
+        except NotRegularFile:
             raise ToolError(
                 f"skill {name!r} cannot be loaded: its SKILL.md is not a regular file"
             ) from None
@@ -337,8 +337,8 @@ def _read_file(folder: Path, rel: str) -> str:
     if target.is_dir():
         raise ToolError(f"path {rel!r} is a directory: name a file inside it")
     try:
-        data, size = _read_regular(target, limit=MAX_FILE_BYTES)
-    except _NotRegular:
+        data, size = read_regular(target, limit=MAX_FILE_BYTES)
+    except NotRegularFile:
         # A FIFO would block the read forever; a device or socket is no skill file either.
         raise ToolError(
             f"path {rel!r} in skill {name!r} is not a regular file (a pipe, device or socket)"
@@ -359,26 +359,6 @@ def _read_file(folder: Path, rel: str) -> str:
             "characters]"
         )
     return text
-
-
-class _NotRegular(Exception):
-    """The path is a FIFO, device or socket: reading it could block forever."""
-
-
-def _read_regular(path: Path, *, limit: int | None) -> tuple[bytes, int]:
-    """Return up to `limit` bytes of a regular file and its size; never block on a FIFO.
-
-    Raises:
-        _NotRegular: for anything but a regular file.
-        OSError: when it cannot be opened or read.
-    """
-    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    with open(fd, "rb", closefd=True) as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _NotRegular(path)
-        return (f.read() if limit is None else f.read(limit)), st.st_size
 
 
 def _list_files(folder: Path) -> list[str]:
