@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from ..errors import HomeError
+from ._memfile import normalize_text
 
 __all__ = ["Frontmatter", "key_line", "normalize_newlines", "split_frontmatter"]
 
@@ -30,11 +31,7 @@ class Frontmatter:
 
 def normalize_newlines(text: str) -> str:
     """Drop a leading BOM and turn CRLF / CR into LF, so editors' files compose identically."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+    return normalize_text(text.removeprefix("\ufeff"))
 
 
 def key_line(fm: Frontmatter, key: str) -> int:

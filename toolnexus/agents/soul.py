@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, computed_field, model_validator
 
 from ..errors import HomeError
 from ._cache import load_cached
+from ._memfile import normalize_text
 from .home import (
     SKILLS_DIR,
     TEMPLATE_FILE,
@@ -309,9 +310,7 @@ def _render(home: Home, loaded: _Loaded, *, strict: bool) -> Soul:
 
 def _normalize(rendered: str) -> str:
     """LF newlines and exactly one final newline (whatever the template does): stable bytes."""
-    if "\r" in rendered:
-        rendered = rendered.replace("\r\n", "\n").replace("\r", "\n")
-    return rendered.strip("\n") + "\n"
+    return normalize_text(rendered).strip("\n") + "\n"
 
 
 # -- templates -----------------------------------------------------------------------
