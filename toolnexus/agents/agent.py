@@ -213,23 +213,23 @@ class _SkillSlot:
     def __init__(self, built: Tool | None) -> None:
         #: The tool in `agent.uses.tools` (None when the home had no skills then).
         self.built = built
-        #: The last tool handed to a session, reused while the skills stay the same.
-        self.latest = built
+        #: The last tool handed to a session and its skill names, reused while they match
+        #: (the names are kept: reading them from the schema copies it on every session).
+        self.latest = None if built is None else (built, _skill_names(built))
 
     def tool_for(self, home: Home, names: tuple[str, ...], *, strict: bool) -> Tool | None:
         """The skill tool for a soul listing `names`; None when there are none or they moved."""
         if not names:
             return None
-        latest = self.latest
-        if latest is not None and _skill_names(latest) == names:
-            return latest
+        if self.latest is not None and self.latest[1] == names:
+            return self.latest[0]
         try:
             tool = skill_tool(home, strict=strict)
         except HomeError:
             return None  # the skills changed since the soul was composed
         if _skill_names(tool) != names:
             return None
-        self.latest = tool
+        self.latest = (tool, names)
         return tool
 
 
