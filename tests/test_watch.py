@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import itertools
 from collections.abc import AsyncGenerator
 from pathlib import Path
@@ -240,3 +241,10 @@ def test_which_paths_count(tmp_path: Path, rel: str, relevant: bool) -> None:
 
 def test_paths_outside_the_home_do_not_count(tmp_path: Path) -> None:
     assert not is_relevant(Home(tmp_path / "home"), tmp_path / "IDENTITY.md")
+
+
+def test_home_watch_offers_exactly_the_watcher_options() -> None:
+    """Home.watch spells out watch_home's options for type checkers; they must not drift."""
+    method = list(inspect.signature(Home.watch).parameters.values())[1:]
+    function = list(inspect.signature(watch_home).parameters.values())[1:]
+    assert method == function
