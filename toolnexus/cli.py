@@ -377,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_memory_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _check_memory_args(args: argparse.Namespace) -> None:
     if args.verb != "memory":
         return
     if args.action == "show":
@@ -400,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     where = f"{PROG} {args.verb}"
     try:
-        _check_memory_args(parser, args)
+        _check_memory_args(args)
         code: int = args.handler(args)
     except UsageError as exc:
         print(f"{where}: error: {exc}", file=sys.stderr)
