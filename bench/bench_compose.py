@@ -1,22 +1,17 @@
 """Benchmark compose_soul against home size (skills x memory entries).
 
 Run: `python bench/bench_compose.py [--repeat N]`. Not a timed test: it prints
-median times per size, for four situations a long-lived process meets:
+median times per size, for the situations a long-lived process meets:
 
 * warm     the home is unchanged since the last compose (the common case: a new
-           session, a staleness check): stat every file, reuse the parsed files
-           and the previous soul.
-* recent   every file changed less than RACY_WINDOW_NS ago: the cache may not
-           trust stat alone, so each file is re-read and its hash compared
-           (parse results are still reused).
-* render   a source changed (say a memory write): the soul is rendered again
-           from cached parses of the unchanged files.
+           session, a staleness check): every file is read and hashed, and the
+           parses and safety verdicts come from the memos.
 * write    MEMORY.md just got one more entry (the memory tool's write): that
            file is parsed again (only the new entry is safety-scanned) and the
-           soul rendered; the other files come from the cache.
-* cold     nothing cached: read, parse, scan and render everything.
-* floor    the system calls alone (list skills/, stat every source file): what
-           no cache can avoid, to tell our overhead from the file system's.
+           soul rendered; the other files come from the memos.
+* cold     nothing memoised: read, parse, scan and render everything.
+* floor    the system calls alone (list skills/, read every source file): what
+           no memo can avoid, to tell our overhead from the file system's.
 
 and the time per unit of home size (one unit = one skill or one memory entry),
 so growth faster than linear shows up as a rising ratio.
@@ -37,12 +32,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolnexus.agents import _cache as cache_module
-from toolnexus.agents import soul as soul_module
+from toolnexus.agents import _load
 from toolnexus.agents.soul import compose_soul
 
 SIZES = ((1, 10), (50, 300), (500, 3000))
-TARGET_MS = 0.5  # median for (50 x 300), warm
+TARGET_MS = 2.0  # median for (50 x 300), warm
 
 
 def build_home(root: Path, skills: int, entries: int) -> Path:
@@ -97,14 +91,15 @@ def timings(fn: Callable[[], object], repeat: int) -> list[float]:
 
 
 def floor(home: Path) -> None:
-    """The unavoidable system calls of a warm compose."""
+    """The unavoidable system calls of a warm compose: list skills/, read every source."""
     names = [e.name for e in os.scandir(home / "skills")] if (home / "skills").exists() else []
     for name in ("IDENTITY.md", "soul.md.j2", "USER.md", "MEMORY.md"):
-        with contextlib.suppress(FileNotFoundError):
-            os.stat(home / name)
+        with contextlib.suppress(FileNotFoundError), open(home / name, "rb") as f:
+            f.read()
     root = str(home / "skills")
     for name in names:
-        os.stat(root + os.sep + name + os.sep + "SKILL.md")
+        with open(root + os.sep + name + os.sep + "SKILL.md", "rb") as f:
+            f.read()
 
 
 def after_write(home: Path, repeat: int) -> list[float]:
@@ -121,7 +116,7 @@ def after_write(home: Path, repeat: int) -> list[float]:
     return times[1:]
 
 
-KINDS = ("warm", "recent", "render", "write", "cold", "floor")
+KINDS = ("warm", "write", "cold", "floor")
 
 
 def measure(skills: int, home: Path, repeat: int) -> dict[str, list[float]]:
@@ -131,27 +126,15 @@ def measure(skills: int, home: Path, repeat: int) -> dict[str, list[float]]:
     def warm() -> object:
         return compose_soul(home)
 
-    def render() -> object:
-        soul_module._SOULS.clear()
-        return compose_soul(home)
-
     def cold() -> object:
-        cache_module.clear_caches()
-        soul_module._SOULS.clear()
+        _load.clear_memos()
         return compose_soul(home)
 
     figures = {"warm": timings(warm, repeat)}
-    saved = cache_module.RACY_WINDOW_NS
-    cache_module.RACY_WINDOW_NS = 10**18  # every file counts as just written
-    try:
-        figures["recent"] = timings(warm, repeat)
-    finally:
-        cache_module.RACY_WINDOW_NS = saved
-    figures["render"] = timings(render, repeat)
     figures["write"] = after_write(home, repeat)
     figures["cold"] = timings(cold, max(5, repeat // 4))
     figures["floor"] = timings(lambda: floor(home), repeat)
-    compose_soul(home)  # leave the caches warm
+    compose_soul(home)  # leave the memos warm
     return figures
 
 
@@ -168,11 +151,9 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         homes = [(s, e, build_home(Path(tmp), s, e)) for s, e in SIZES]
-        # Let every file age past the racy window, as a home does between sessions.
-        time.sleep(cache_module.RACY_WINDOW_NS / 1e9 + 0.2)
         results = []
         for skills, entries, home in homes:
-            chars = len(compose_soul(home).text)  # first read after the window
+            chars = len(compose_soul(home).text)
             results.append((skills, entries, chars, measure(skills, home, args.repeat)))
     print(f"compose_soul (python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
     print("soul characters: " + ", ".join(f"{s} x {e}: {c}" for s, e, c, _ in results))

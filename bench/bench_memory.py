@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from toolnexus.agents.home import Home  # noqa: E402
 from toolnexus.agents.memory import MemoryStore, parse_memory  # noqa: E402
 
 SIZES = (10, 100, 1000)
@@ -37,7 +38,7 @@ WRITER = textwrap.dedent(
     from toolnexus.agents.memory import MemoryStore
 
     folder, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    store = MemoryStore(Path(folder), "self", limit=10**9)
+    store = MemoryStore(Path(folder), "self", limit=10_000_000)
     print("ready", flush=True)
     sys.stdin.readline()
     for k in range(count):
@@ -72,7 +73,7 @@ def latency(base: Path, *, repeat: int) -> dict[tuple[int, bool], dict[str, floa
     for entries, fsync in cells:
         folder = Path(tempfile.mkdtemp(dir=base))
         seed_file(folder, entries)
-        stores[entries, fsync] = MemoryStore(folder, "self", limit=10**9, fsync=fsync)
+        stores[entries, fsync] = MemoryStore(folder, "self", limit=10_000_000, fsync=fsync)
     samples: dict[tuple[int, bool], dict[str, list[float]]] = {
         cell: {"add": [], "replace": [], "remove": []} for cell in cells
     }
@@ -88,7 +89,7 @@ def latency(base: Path, *, repeat: int) -> dict[tuple[int, bool], dict[str, floa
                 timed(partial(store.replace, f"{target} {old}", f"{target} {new}"))
             )
     for (entries, _), store in stores.items():
-        assert len(store.read().entries) == entries
+        assert len(Home(store.dir).memory().entries) == entries
     return {
         cell: {action: statistics.median(values) for action, values in got.items()}
         for cell, got in samples.items()

@@ -20,9 +20,16 @@ def test_all_is_sorted_and_every_name_resolves(module: object) -> None:
         assert getattr(module, name) is not None, name
 
 
-def test_the_spec_names_are_public() -> None:
-    assert set(toolnexus.__all__) >= {"agents", "define_tool", "Tool", "ToolResult", "ToolError"}
-    assert set(agents.__all__) == {
+def test_the_public_surface_is_exactly_pinned() -> None:
+    assert toolnexus.__all__ == [
+        "Tool",
+        "ToolError",
+        "ToolResult",
+        "agents",
+        "define_tool",
+        "errors",
+    ]
+    assert agents.__all__ == [
         "Agent",
         "Home",
         "HomeError",
@@ -31,8 +38,42 @@ def test_the_spec_names_are_public() -> None:
         "compose_soul",
         "from_dir",
         "memory_tool",
-    }
+        "skill_tool",
+        "watch_home",
+    ]
     assert agents.HomeError is errors.HomeError
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        (m, n)
+        for m in (toolnexus, agents, errors)
+        for n in m.__all__
+        if n not in ("agents", "errors")
+    ],
+    ids=lambda v: v if isinstance(v, str) else v.__name__,
+)
+def test_every_public_name_has_a_docstring(module: object, name: str) -> None:
+    value = getattr(module, name)
+    assert (value.__doc__ or "").strip(), f"{module.__name__}.{name} has no docstring"  # type: ignore[attr-defined]
+    # Its own docstring, not one inherited from a base class.
+    own = value.__dict__.get("__doc__") if isinstance(value, type) else value.__doc__
+    assert (own or "").strip(), f"{module.__name__}.{name} inherits its docstring"  # type: ignore[attr-defined]
+
+
+def test_memory_edit_kinds_are_a_closed_set() -> None:
+    assert errors.MEMORY_EDIT_KINDS == (
+        "invalid",
+        "not_found",
+        "ambiguous",
+        "full",
+        "rejected",
+        "io",
+        "internal",
+    )
+    with pytest.raises(ValueError, match="'typo' is not one of invalid, not_found"):
+        errors.MemoryEditError("x", kind="typo")  # type: ignore[arg-type]
 
 
 def test_unknown_agents_attribute_is_an_attribute_error() -> None:

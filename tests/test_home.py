@@ -1,18 +1,14 @@
-"""Home: paths, loaders that never create anything, the skills folder, the parse cache."""
+"""Home: paths, loaders that never create anything, the skills folder."""
 
 from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from toolnexus.agents import _cache as cache_module
-from toolnexus.agents._cache import load_cached
 from toolnexus.agents.home import Home
 from toolnexus.errors import HomeError
 
@@ -247,109 +243,6 @@ def test_bad_skills_all_listed(copy_home: CopyHome) -> None:
     )
     assert str(info.value).startswith("3 problems in the home\n  - ")
     assert [s.name for s in Home(home).skills(strict=False)] == ["good"]
-
-
-# -- the parse cache -----------------------------------------------------------------------
-
-
-def counting_parser() -> tuple[Callable[[str, Path], str], list[str]]:
-    calls: list[str] = []
-
-    def parse(text: str, path: Path) -> str:
-        calls.append(text)
-        return text.upper()
-
-    return parse, calls
-
-
-def test_cache_reuses_parse_for_same_content(tmp_path: Path) -> None:
-    path = write(tmp_path / "f.md", "one")
-    parse, calls = counting_parser()
-    sha, value = load_cached(path, "test", parse)
-    assert value == "ONE"
-    assert load_cached(path, "test", parse) == (sha, "ONE")
-    assert calls == ["one"]
-    path.unlink()
-    assert load_cached(path, "test", parse) == (None, None)
-
-
-def test_same_size_rewrite_with_mtime_restored_is_seen(tmp_path: Path) -> None:
-    path = write(tmp_path / "f.md", "aaaa")
-    parse, _ = counting_parser()
-    before = os.stat(path)
-    assert load_cached(path, "test", parse)[1] == "AAAA"
-    path.write_text("bbbb", encoding="utf-8")
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert load_cached(path, "test", parse)[1] == "BBBB"
-
-
-def test_old_files_are_trusted_by_stat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # With no racy window every file counts as old: a hit must not even open the file.
-    monkeypatch.setattr(cache_module, "RACY_WINDOW_NS", 0)
-    path = write(tmp_path / "f.md", "aaaa")
-    parse, calls = counting_parser()
-    time.sleep(0.02)
-    load_cached(path, "test", parse)
-
-    def no_open(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("a cache hit read the file")
-
-    monkeypatch.setattr(cache_module, "open", no_open, raising=False)
-    assert load_cached(path, "test", parse)[1] == "AAAA"
-    monkeypatch.undo()
-    monkeypatch.setattr(cache_module, "RACY_WINDOW_NS", 0)
-    # ctime moves on any write, even one that restores size and mtime.
-    before = os.stat(path)
-    time.sleep(0.02)
-    path.write_text("bbbb", encoding="utf-8")
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert load_cached(path, "test", parse)[1] == "BBBB"
-    assert calls == ["aaaa", "bbbb"]
-
-
-def test_recent_files_are_verified_by_content(tmp_path: Path) -> None:
-    # Inside the racy window a hit re-reads and compares bytes, but does not re-parse.
-    path = write(tmp_path / "f.md", "aaaa")
-    parse, calls = counting_parser()
-    load_cached(path, "test", parse)
-    load_cached(path, "test", parse)
-    assert calls == ["aaaa"]
-
-
-def test_cache_is_bounded_by_bytes_least_recently_used_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(cache_module, "_CACHE", cache_module._LRU(10_000))
-    cache = cache_module._CACHE
-    parse, _ = counting_parser()
-    paths = [write(tmp_path / f"f{i}.md", "x" * 1_000) for i in range(30)]
-    for path in paths:
-        load_cached(path, "test", parse)
-        load_cached(paths[0], "test", parse)  # kept in use: never the one forgotten
-        assert cache.used <= 10_000
-    assert (os.fspath(paths[0]), "test") in cache
-    assert (os.fspath(paths[1]), "test") not in cache
-    assert (os.fspath(paths[-1]), "test") in cache
-    assert cache.used == sum(entry.cost for entry in cache.values())
-    # A file that is gone is forgotten when next asked for.
-    paths[-1].unlink()
-    assert load_cached(paths[-1], "test", parse) == (None, None)
-    assert (os.fspath(paths[-1]), "test") not in cache
-
-
-def test_cached_skills_leave_their_bodies_on_disk(tmp_path: Path) -> None:
-    # The soul needs a skill's name and description; its body can be any size.
-    write(tmp_path / "IDENTITY.md", "---\nname: Ada\n---\n")
-    body = "word " * 40_000
-    path = write(tmp_path / "skills/big/SKILL.md", f"---\nname: big\ndescription: d\n---\n{body}")
-    home = Home(tmp_path)
-    home.compose()
-    entry = cache_module._CACHE[(os.fspath(path), "skill")]
-    assert entry.cost < 2_000
-    assert "word" not in repr(entry.value)
-    # Home.skills() still hands out whole skills, read from disk.
-    (skill,) = home.skills()
-    assert skill.body == body.strip("\n")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")

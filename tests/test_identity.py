@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents.identity import (
+from toolnexus.agents._identity import (
     DEFAULT_MEMORY_LIMITS,
     IdentityConfig,
-    load_identity,
     parse_identity,
 )
+from toolnexus.agents.home import Home
 from toolnexus.errors import HomeError
 
 PATH = Path("home/IDENTITY.md")
@@ -112,10 +112,14 @@ def test_name_is_required() -> None:
 
 def test_missing_identity_file(tmp_path: Path) -> None:
     with pytest.raises(HomeError, match=r"IDENTITY\.md: missing: every home needs an IDENTITY\.md"):
-        load_identity(tmp_path)
+        Home(tmp_path).identity()
 
 
 def test_undecodable_identity_file(tmp_path: Path) -> None:
     (tmp_path / "IDENTITY.md").write_bytes(b"---\nname: \xff\n---\n")
-    with pytest.raises(HomeError, match="cannot be read as UTF-8 text"):
-        load_identity(tmp_path)
+    with pytest.raises(HomeError) as info:
+        Home(tmp_path).identity()
+    # The one reader's words, as for every home file.
+    assert (
+        str(info.value) == f"{tmp_path / 'IDENTITY.md'}: not UTF-8 text (byte 10): save it as UTF-8"
+    )

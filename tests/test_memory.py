@@ -12,7 +12,8 @@ import pytest
 
 from toolnexus import agents
 from toolnexus.agents import _store
-from toolnexus.agents.identity import DEFAULT_MEMORY_LIMITS
+from toolnexus.agents._identity import DEFAULT_MEMORY_LIMITS
+from toolnexus.agents.home import Home
 from toolnexus.agents.memory import MEMORY_FILES, MemoryStore, memory_tool, parse_memory
 from toolnexus.errors import HomeError, MemoryEditError
 from toolnexus.tools import Tool
@@ -276,7 +277,7 @@ def store(tmp_path: Path, content: str | None = None, *, limit: int = 8000) -> M
 def test_exact_entry_wins_over_entries_that_contain_it(tmp_path: Path) -> None:
     s = store(tmp_path, "- deploy on Fridays\n- deploy\n- deploy with care\n")
     s.remove("deploy")
-    assert s.read().entries == ("deploy on Fridays", "deploy with care")
+    assert Home(s.dir).memory().entries == ("deploy on Fridays", "deploy with care")
 
 
 def test_ambiguous_message_counts_and_shows_the_matches(tmp_path: Path) -> None:
@@ -307,7 +308,7 @@ def test_replace_swaps_only_the_substring(tmp_path: Path) -> None:
 def test_identical_entries_count_as_one_match(tmp_path: Path) -> None:
     s = store(tmp_path, "- likes tea\n- likes tea\n- likes coffee\n")
     s.remove("likes tea")
-    assert s.read().entries == ("likes coffee",)
+    assert Home(s.dir).memory().entries == ("likes coffee",)
 
 
 @pytest.mark.parametrize("action", ["add", "remove"])
@@ -332,13 +333,13 @@ def test_nfd_text_matches_an_nfc_entry(tmp_path: Path) -> None:
     s = store(tmp_path, "- caf\u00e9 opens at 9\n- the caf\u00e9 menu\n")
     s.replace("the cafe\u0301 menu", "the caf\u00e9 menu is online")
     s.remove("cafe\u0301 opens at 9")
-    assert s.read().entries == ("the caf\u00e9 menu is online",)
+    assert Home(s.dir).memory().entries == ("the caf\u00e9 menu is online",)
 
 
 def test_nfd_substring_edits_an_nfc_entry(tmp_path: Path) -> None:
     s = store(tmp_path, "- caf\u00e9 opens at 9\n")
     s.replace("cafe\u0301 opens", "caf\u00e9 closes")
-    assert s.read().entries == ("caf\u00e9 closes at 9",)
+    assert Home(s.dir).memory().entries == ("caf\u00e9 closes at 9",)
 
 
 def test_duplicate_detection_is_nfc_aware(tmp_path: Path) -> None:
@@ -371,7 +372,7 @@ def test_multiline_text_stays_one_entry(tmp_path: Path) -> None:
     assert read(s.path) == (
         "- deploy checklist:\n  - run migrations\n  # not a heading\n  \n  then restart\n"
     )
-    assert s.read().entries == (
+    assert Home(s.dir).memory().entries == (
         "deploy checklist:\n- run migrations\n# not a heading\n\nthen restart",
     )
 
@@ -395,7 +396,7 @@ def test_file_without_final_newline_gets_one_before_a_new_entry(tmp_path: Path) 
 
 def test_crlf_file_keeps_crlf_and_matches_without_cr(tmp_path: Path) -> None:
     s = store(tmp_path, "# Notes\r\n- prefers metric units\r\n  and 24h clocks\r\n")
-    assert s.read().entries == ("prefers metric units\nand 24h clocks",)
+    assert Home(s.dir).memory().entries == ("prefers metric units\nand 24h clocks",)
     s.replace("metric units\nand", "SI units and")
     s.add("two\nlines")
     assert (tmp_path / "MEMORY.md").read_bytes() == (
@@ -406,7 +407,7 @@ def test_crlf_file_keeps_crlf_and_matches_without_cr(tmp_path: Path) -> None:
 def test_bom_file_keeps_its_bom(tmp_path: Path) -> None:
     (tmp_path / "MEMORY.md").write_bytes("\ufeff- café au lait\r\n".encode())
     s = store(tmp_path)
-    assert s.read().entries == ("café au lait",)
+    assert Home(s.dir).memory().entries == ("café au lait",)
     s.add("naïve")
     assert (tmp_path / "MEMORY.md").read_bytes() == "\ufeff- café au lait\r\n- naïve\r\n".encode()
 
@@ -415,7 +416,7 @@ def test_crlf_in_the_text_is_normalized(tmp_path: Path) -> None:
     s = store(tmp_path)
     s.add("a\r\nb")
     s.remove("a\r\nb")
-    assert s.read().entries == ()
+    assert Home(s.dir).memory().entries == ()
 
 
 def test_template_syntax_is_stored_as_plain_text(tmp_path: Path) -> None:
@@ -463,11 +464,11 @@ def test_non_utf8_file_is_never_rewritten(tmp_path: Path) -> None:
     assert info.value.kind == "invalid"
     assert (tmp_path / "MEMORY.md").read_bytes() == b"- caf\xe9\n"
     with pytest.raises(HomeError, match="not UTF-8"):
-        s.read()
+        Home(s.dir).memory()
 
 
 def test_read_creates_nothing(tmp_path: Path) -> None:
-    assert store(tmp_path).read().entries == ()
+    assert Home(tmp_path).memory().entries == ()
     assert os.listdir(tmp_path) == []
 
 
@@ -475,7 +476,7 @@ def test_stale_temp_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
     s = store(tmp_path, "- kept\n")
     (tmp_path / ".MEMORY.md.0123abcd.tmp").write_text("- half-writ", encoding="utf-8")
     (tmp_path / ".USER.md.0123abcd.tmp").write_text("other file", encoding="utf-8")
-    assert s.read().entries == ("kept",)
+    assert Home(s.dir).memory().entries == ("kept",)
     s.add("new")
     assert sorted(os.listdir(tmp_path)) == [
         ".MEMORY.md.lock",
@@ -558,7 +559,7 @@ def test_a_failed_folder_sync_after_the_rename_reports_success(
         "may not survive a power loss)"
     )
     assert "Nothing written" not in message
-    assert s.read().entries == ("saved anyway",)
+    assert Home(s.dir).memory().entries == ("saved anyway",)
 
 
 # -- limits --------------------------------------------------------------------------
@@ -602,7 +603,7 @@ def test_over_full_file_can_still_shrink(tmp_path: Path) -> None:
     s = store(tmp_path, "- a long entry someone wrote by hand\n", limit=10)
     s.replace("long ", "")
     s.remove("entry")
-    assert s.read().entries == ()
+    assert Home(s.dir).memory().entries == ()
 
 
 async def test_limits_argument_overrides_identity(tmp_path: Path) -> None:

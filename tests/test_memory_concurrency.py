@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from toolnexus.agents import _store
+from toolnexus.agents.home import Home
 from toolnexus.agents.memory import MemoryStore, memory_tool, parse_memory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +32,7 @@ WRITER = textwrap.dedent(
     from toolnexus.agents.memory import MemoryStore
 
     folder, prefix, count, fsync = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    store = MemoryStore(Path(folder), "self", limit=10**9, fsync=fsync == "1")
+    store = MemoryStore(Path(folder), "self", limit=10_000_000, fsync=fsync == "1")
     print("ready", flush=True)
     sys.stdin.readline()  # wait for "go", so all writers start together
     for k in range(count):
@@ -128,14 +129,14 @@ def test_sigkilled_writer_loses_no_acknowledged_write(tmp_path: Path, round_: in
     assert all(n.endswith((".lock", ".tmp")) for n in rest), rest
 
     # The next writer is not confused and sweeps the stale temp file away.
-    MemoryStore(tmp_path, "self", limit=10**9).add("after the crash")
+    MemoryStore(tmp_path, "self", limit=10_000_000).add("after the crash")
     assert entries(tmp_path)[-1] == "after the crash"
     assert leftovers(tmp_path) == [".MEMORY.md.lock"]
 
 
 def test_threads_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     def write(i: int) -> None:
-        store = MemoryStore(tmp_path, "user", limit=10**9, fsync=False)
+        store = MemoryStore(tmp_path, "user", limit=10_000_000, fsync=False)
         for k in range(25):
             store.add(f"t{i}-{k}")
 
@@ -146,7 +147,7 @@ def test_threads_writing_at_once_lose_nothing(tmp_path: Path) -> None:
 
 
 def test_threads_mixing_adds_and_removes(tmp_path: Path) -> None:
-    store = MemoryStore(tmp_path, "self", limit=10**9, fsync=False)
+    store = MemoryStore(tmp_path, "self", limit=10_000_000, fsync=False)
     for k in range(40):
         store.add(f"old-{k}")
 
@@ -157,7 +158,7 @@ def test_threads_mixing_adds_and_removes(tmp_path: Path) -> None:
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(work, range(4)))
-    assert sorted(store.read().entries) == sorted(f"new-{k}" for k in range(40))
+    assert sorted(Home(store.dir).memory().entries) == sorted(f"new-{k}" for k in range(40))
 
 
 async def test_asyncio_gather_of_many_adds_loses_nothing(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from toolnexus.agents._memfile import format_entry, normalize_text
+from toolnexus.agents._safety import scan_text
+from toolnexus.agents.home import Home
 from toolnexus.agents.memory import Block, MemoryStore, parse_memory
-from toolnexus.agents.safety import scan_text
 from toolnexus.errors import MemoryEditError
 
 
@@ -88,7 +89,7 @@ def test_trimming_trailing_whitespace_keeps_entries_whole(tmp_path: Path) -> Non
     # An editor or pre-commit hook strips trailing whitespace and saves.
     trimmed = "\n".join(line.rstrip() for line in s.path.read_text(encoding="utf-8").split("\n"))
     s.path.write_text(trimmed, encoding="utf-8")
-    assert s.read().entries == ("deploy steps:\n\n1. build\n2. push", "next")
+    assert Home(s.dir).memory().entries == ("deploy steps:\n\n1. build\n2. push", "next")
     s.remove("deploy steps")
     assert s.path.read_text(encoding="utf-8") == "- next\n"
 
@@ -219,8 +220,8 @@ def test_store_matches_a_list_model(
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "MEMORY.md"
         path.write_bytes(initial.encode("utf-8"))
-        store = MemoryStore(Path(tmp), "self", limit=10**9, fsync=False)
-        assert store.read().entries == ()
+        store = MemoryStore(Path(tmp), "self", limit=10_000_000, fsync=False)
+        assert Home(store.dir).memory().entries == ()
         prose_before = initial.removeprefix("\ufeff")
         model: list[str] = []
         for action, first, second in actions:

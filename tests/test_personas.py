@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from toolnexus.agents import compose_soul
-from toolnexus.agents.identity import load_identity
+from toolnexus.agents._skillfile import parse_skill
+from toolnexus.agents.home import Home
 from toolnexus.agents.memory import parse_memory
-from toolnexus.agents.skills import parse_skill
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "personas_example"
@@ -108,7 +108,7 @@ def test_sre_notes_are_multi_line_entries() -> None:
 def test_tutor_is_writable_and_models_its_learner() -> None:
     home = EXAMPLES / "language-tutor"
     assert "read_only: false" in (home / "IDENTITY.md").read_text(encoding="utf-8")
-    assert load_identity(home).config.read_only is False
+    assert Home(home).identity().config.read_only is False
     entries = parse_memory((home / "USER.md").read_text(encoding="utf-8")).entries
     assert any(e.startswith("Level:") for e in entries)
     assert sum(e.startswith("Recurring mistake:") for e in entries) >= 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolnexus.agents.safety import RULES, scan_text, skeleton
+from toolnexus.agents._safety import RULES, scan_text, skeleton
 
 
 def rule_ids(text: str) -> list[str]:

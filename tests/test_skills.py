@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from toolnexus.agents import skills as skills_module
+from toolnexus.agents._skillfile import Skill, SkillFrontmatter, parse_skill
 from toolnexus.agents.home import Home
-from toolnexus.agents.skills import Skill, SkillFrontmatter, parse_skill, skill_tool
+from toolnexus.agents.skills import skill_tool
 from toolnexus.errors import HomeError
 
 P = Path("skills/demo/SKILL.md")

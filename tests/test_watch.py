@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import itertools
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import Home, Soul, _watch, from_dir, memory_tool
-from toolnexus.agents._watch import is_relevant, watch_home
+from toolnexus.agents import Home, Soul, from_dir, memory_tool
+from toolnexus.agents import watch as watch_module
 from toolnexus.agents.models import ScriptedModel, call
+from toolnexus.agents.watch import is_relevant, watch_home
 from toolnexus.errors import HomeError
 
 TIMEOUT = 10.0
@@ -58,7 +58,7 @@ async def test_yields_after_an_edit(home: Path) -> None:
 
 async def test_yields_after_a_memory_write(home: Path) -> None:
     tool = memory_tool(home)
-    async with contextlib.aclosing(Home(home).watch(initial=True)) as watch:  # type: ignore[type-var]
+    async with contextlib.aclosing(watch_home(home, initial=True)) as watch:
         await next_soul(watch)
         result = await tool.execute({"action": "add", "text": "likes green tea"})
         assert not result.is_error
@@ -113,13 +113,13 @@ async def test_unrelated_files_do_not_even_recompose(
 ) -> None:
     # An unchanged soul is never yielded anyway, so count compositions to see the filter work.
     composed: list[None] = []
-    compose = _watch._compose
+    compose = watch_module._compose
 
     async def counting(home: Home, *, strict: bool) -> Soul | HomeError:
         composed.append(None)
         return await compose(home, strict=strict)
 
-    monkeypatch.setattr(_watch, "_compose", counting)
+    monkeypatch.setattr(watch_module, "_compose", counting)
     async with contextlib.aclosing(
         watch_home(home, initial=True, debounce_ms=20, max_delay_ms=50)
     ) as watch:
@@ -241,10 +241,3 @@ def test_which_paths_count(tmp_path: Path, rel: str, relevant: bool) -> None:
 
 def test_paths_outside_the_home_do_not_count(tmp_path: Path) -> None:
     assert not is_relevant(Home(tmp_path / "home"), tmp_path / "IDENTITY.md")
-
-
-def test_home_watch_offers_exactly_the_watcher_options() -> None:
-    """Home.watch spells out watch_home's options for type checkers; they must not drift."""
-    method = list(inspect.signature(Home.watch).parameters.values())[1:]
-    function = list(inspect.signature(watch_home).parameters.values())[1:]
-    assert method == function

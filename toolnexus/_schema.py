@@ -15,10 +15,12 @@ from pydantic.fields import FieldInfo
 
 __all__ = [
     "TOOL_NAME_RE",
+    "FieldError",
     "FunctionSchema",
     "clean_schema",
     "decode_json_strings",
     "describe_validation_error",
+    "field_errors",
     "function_schema",
     "parse_docstring",
 ]
@@ -34,11 +36,10 @@ _PARAM_RE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FunctionSchema:
-    """What a function looks like to a model: its summary, input model and parameter names."""
+    """What a function looks like to a model: its summary and its input model."""
 
     description: str
     input_model: type[BaseModel]
-    param_names: tuple[str, ...]
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -136,14 +137,7 @@ def function_schema(
     if problems:
         return None, problems
     model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-    return (
-        FunctionSchema(
-            description=final_description,
-            input_model=model,
-            param_names=tuple(fields),
-        ),
-        [],
-    )
+    return FunctionSchema(description=final_description, input_model=model), []
 
 
 def _hinted(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -227,13 +221,44 @@ def decode_json_strings(args: Mapping[str, Any], schema: Mapping[str, Any]) -> d
     return out
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FieldError:
+    """One problem pydantic found: where (field names, aliases as written), what kind, why."""
+
+    loc: tuple[str, ...]
+    #: pydantic's error type: "missing", "extra_forbidden", "greater_than", ...
+    type: str
+    #: pydantic's message, without the "Value error, " a validator's ValueError gets.
+    message: str
+
+    @property
+    def key(self) -> str:
+        """The dotted path of the field (`memory_limits.self`); empty for the whole input."""
+        return ".".join(self.loc)
+
+
+def field_errors(exc: ValidationError) -> list[FieldError]:
+    """Translate a pydantic `ValidationError`: the one place that reads its raw errors.
+
+    Tool arguments, IDENTITY.md and SKILL.md frontmatter, and function arguments
+    all word their messages from these.
+    """
+    return [
+        FieldError(
+            loc=tuple(str(part) for part in error["loc"]),
+            type=error["type"],
+            message=str(error["msg"]).removeprefix("Value error, "),
+        )
+        for error in exc.errors(include_url=False)
+    ]
+
+
 def describe_validation_error(exc: ValidationError) -> str:
     """One line naming each bad field and why, for a model to read and retry."""
     parts: list[str] = []
-    for error in exc.errors(include_url=False):
-        loc = ".".join(str(part) for part in error["loc"])
-        msg = str(error["msg"]).removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
+    for error in field_errors(exc):
+        msg = error.message
+        if error.type == "extra_forbidden":
             msg = "unknown field (not in the tool's schema)"
-        parts.append(f"{loc}: {msg}" if loc else msg)
+        parts.append(f"{error.key}: {msg}" if error.key else msg)
     return "invalid arguments: " + "; ".join(parts)

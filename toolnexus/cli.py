@@ -121,26 +121,27 @@ def _soul_json(soul: Soul) -> str:
 
 def cmd_soul(args: argparse.Namespace) -> int:
     """Print the composed system prompt, its JSON form, or re-render on every change."""
-    from .agents.home import Home
+    from .agents.soul import compose_soul
 
-    home = Home(_home_dir(args.dir))
+    home = _home_dir(args.dir)
     if args.watch:
         return _watch_soul(home, as_json=args.json, strict=not args.tolerant)
-    soul = home.compose(strict=not args.tolerant)
+    soul = compose_soul(home, strict=not args.tolerant)
     sys.stdout.write(_soul_json(soul) if args.json else soul.text)
     return EXIT_OK
 
 
-def _watch_soul(home: Any, *, as_json: bool, strict: bool) -> int:
+def _watch_soul(home: Path, *, as_json: bool, strict: bool) -> int:
     import asyncio
     import difflib
 
+    from .agents.watch import watch_home
     from .errors import HomeError
 
     async def run() -> None:
         last: str | None = None
         # initial=True: the first soul comes from the running watcher, so no write is missed.
-        async for soul in home.watch(strict=strict, initial=True):
+        async for soul in watch_home(home, strict=strict, initial=True):
             if isinstance(soul, HomeError):
                 print(f"{PROG} soul: {_one_line(soul)}", file=sys.stderr, flush=True)
                 continue
@@ -265,10 +266,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
     import os
 
     from .agents.agent import from_dir
-    from .agents.identity import load_identity
+    from .agents.home import Home
 
     home = _home_dir(args.dir)
-    model_name = args.model or load_identity(home).config.model or os.environ.get("TOOLNEXUS_MODEL")
+    configured = Home(home).identity().config.model
+    model_name = args.model or configured or os.environ.get("TOOLNEXUS_MODEL")
     if not model_name:
         raise UsageError(
             "no model configured: pass --model NAME, set `model:` in IDENTITY.md, "

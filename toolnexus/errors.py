@@ -7,6 +7,7 @@ ToolnexusError                  root: catch this to catch anything toolnexus rai
 │   └── MemoryEditError         a memory action that cannot apply (not found, ambiguous,
 │                               full, rejected text, disk error); the model reads it
 ├── HomeError                   a home directory breaks a rule (names file, line/key, rule)
+├── ArgumentError (ValueError)  a function was given an argument value it cannot use
 └── AgentError                  an agent cannot be wired or a conversation cannot go on
     ├── ModelError              a model provider failed or answered nonsense
     └── ToolRoundsExceeded      the model kept calling tools past the round cap
@@ -15,14 +16,21 @@ ToolnexusError                  root: catch this to catch anything toolnexus rai
 Two families, as in any tool framework: *signals* (`ToolError` and below) are
 raised inside tools and come back to the model as error results it can read;
 everything else is a developer's or operator's mistake and is raised.
+
+The contract: what escapes a public function or the command line is one of
+these, and its message names the file, key or field and the reason. Two
+exceptions stay the built-in ones, as in any Python library: a `TypeError` for
+an argument of the wrong type, and `asyncio.CancelledError`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal, get_args
 
 __all__ = [
     "AgentError",
+    "ArgumentError",
     "HomeError",
     "MemoryEditError",
     "ModelError",
@@ -31,6 +39,10 @@ __all__ = [
     "ToolRoundsExceeded",
     "ToolnexusError",
 ]
+
+#: Why a memory action was refused; `MemoryEditError.kind` is always one of these.
+MemoryEditKind = Literal["invalid", "not_found", "ambiguous", "full", "rejected", "io", "internal"]
+MEMORY_EDIT_KINDS: tuple[MemoryEditKind, ...] = get_args(MemoryEditKind)
 
 
 class ToolnexusError(Exception):
@@ -66,20 +78,39 @@ class ToolError(ToolnexusError):
 class MemoryEditError(ToolError):
     """A memory action that cannot be applied; nothing was written.
 
-    `kind` is one of `"invalid"`, `"not_found"`, `"ambiguous"`, `"full"`, `"rejected"`
-    or `"io"` (the disk refused the write), so callers such as the CLI can react
-    without parsing the message.
+    `kind` says why, so callers such as the CLI can react without parsing the
+    message: `"invalid"` (bad arguments, or a file that is not UTF-8 text),
+    `"not_found"`, `"ambiguous"`, `"full"`, `"rejected"` (the safety check),
+    `"io"` (the disk refused the read or write) or `"internal"` (a bug: the edit
+    would not read back as intended).
     """
 
-    kind: str
+    kind: MemoryEditKind
 
-    def __init__(self, message: str, *, kind: str) -> None:
+    def __init__(self, message: str, *, kind: MemoryEditKind) -> None:
+        if kind not in MEMORY_EDIT_KINDS:
+            raise ValueError(f"kind: {kind!r} is not one of {', '.join(MEMORY_EDIT_KINDS)}")
         self.kind = kind
         super().__init__(message)
 
 
 class HomeError(_ProblemList):
     """A home directory breaks a rule; `problems` names each file, line or key and rule."""
+
+    @classmethod
+    def of(cls, problems: Iterable[str]) -> HomeError:
+        """One error listing every problem (the problem itself when there is just one)."""
+        listed = tuple(problems)
+        if len(listed) == 1:
+            return cls(listed[0])
+        return cls(f"{len(listed)} problems in the home", problems=listed)
+
+
+class ArgumentError(ToolnexusError, ValueError):
+    """An argument's value is out of range (`memory_tool(dir, limits={"self": 0})`).
+
+    Also a `ValueError`, so code written against the built-in type still catches it.
+    """
 
 
 class AgentError(ToolnexusError):

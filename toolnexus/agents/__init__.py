@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from .home import Home
     from .memory import memory_tool
     from .session import Session
+    from .skills import skill_tool
     from .soul import Soul, compose_soul
+    from .watch import watch_home
 
 __all__ = [
     "Agent",
@@ -26,6 +28,8 @@ __all__ = [
     "compose_soul",
     "from_dir",
     "memory_tool",
+    "skill_tool",
+    "watch_home",
 ]
 
 _WHERE = {
@@ -37,6 +41,8 @@ _WHERE = {
     "Soul": ".soul",
     "compose_soul": ".soul",
     "HomeError": "..errors",
+    "skill_tool": ".skills",
+    "watch_home": ".watch",
 }
 
 

@@ -1,4 +1,4 @@
-"""YAML frontmatter: the one parser for IDENTITY.md and SKILL.md headers."""
+"""YAML frontmatter: the one parser for IDENTITY.md and SKILL.md headers (pure, no I/O)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ class Frontmatter:
     data: dict[str, Any]
     yaml_text: str
     body: str
-    #: 1-based line number in the file where the body starts.
-    body_line: int
+
+    def at(self, path: Path, key: str) -> str:
+        """`<path>:<line>` of the line setting top-level `key`, to start a problem."""
+        return f"{path}:{key_line(self, key)}"
 
 
 def normalize_newlines(text: str) -> str:
@@ -80,4 +82,4 @@ def split_frontmatter(text: str, *, path: Path) -> Frontmatter:
     if bad_keys:
         raise HomeError(f"{path}:2: frontmatter keys must be strings, got {bad_keys[0]!r}")
     body = "\n".join(lines[end + 1 :])
-    return Frontmatter(data=data, yaml_text=yaml_text, body=body, body_line=end + 2)
+    return Frontmatter(data=data, yaml_text=yaml_text, body=body)

@@ -48,7 +48,6 @@ __all__ = [
     "atomic_write",
     "lock_path",
     "locked",
-    "read_bytes",
     "real_path",
 ]
 
@@ -171,15 +170,6 @@ def _remove_stale_temps(path: Path) -> None:
     for name in stale:
         with suppress(FileNotFoundError):
             os.unlink(name)
-
-
-def read_bytes(path: Path) -> bytes | None:
-    """Read the file's bytes; None when it does not exist."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
 
 
 def atomic_write(

@@ -5,7 +5,7 @@ one conversation: it composes the soul once and keeps that text as its system
 prompt to the end, whatever the tools write meanwhile (writes load in the next
 session), so the prompt stays byte-stable and provider prompt caches stay warm.
 A session's tools are frozen with its soul, and agree with it: for an agent
-from `from_dir`, each session builds the `skill` tool from the skills its own
+from `from_dir`, each session's `skill` tool serves exactly the skills its own
 soul lists (so skills added or removed since `from_dir` show up in both).
 """
 
@@ -13,23 +13,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from pathlib import Path
 
 from ..errors import HomeError
 from ..tools import Tool, define_tool
-from .home import Home, problems_error
+from ._load import scan_skills
+from .home import Home
 from .memory import memory_tool
 from .models import Model
-from .session import (
-    DEFAULT_MAX_TOOL_ROUNDS,
-    Session,
-    _check_model,
-    _check_rounds,
-    _check_tools,
-)
-from .skills import skill_tool
-from .soul import Soul
+from .session import DEFAULT_MAX_TOOL_ROUNDS, Session, check_model, check_rounds, check_tools
+from .skills import serve_skills
+from .soul import Soul, compose_soul
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -44,11 +40,11 @@ __all__ = [
 # -- builtins ----------------------------------------------------------------------
 
 
-def _skill_builtin(home: Home, *, strict: bool) -> Tool:
-    return skill_tool(home, strict=strict)
+def _skill_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
+    return serve_skills(home, skills)
 
 
-def _now_builtin(home: Home, *, strict: bool) -> Tool:
+def _now_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
     # The soul carries no timestamps (it must stay byte-stable), so the time comes
     # through a tool instead.
     @define_tool(name="now")
@@ -60,12 +56,15 @@ def _now_builtin(home: Home, *, strict: bool) -> Tool:
 
 
 #: Builtin tools a home can enable by name in IDENTITY.md `tools:`, in the order they
-#: are wired. `skill` is also enabled whenever the home has skills. The memory tool
-#: is not here: `from_dir` wires it by default (see `read_only`).
-BUILTIN_TOOLS: Mapping[str, Callable[..., Tool]] = {
+#: are wired; each builder gets the home folder and the names of its skills. `skill`
+#: is also enabled whenever the home has skills. The memory tool is not here:
+#: `from_dir` wires it by default (see `read_only`).
+BUILTIN_TOOLS: Mapping[str, Callable[[Path, tuple[str, ...]], Tool]] = {
     "skill": _skill_builtin,
     "now": _now_builtin,
 }
+
+_SKILL_ORIGIN = "builtin 'skill'"
 
 
 # -- agents ------------------------------------------------------------------------
@@ -102,7 +101,7 @@ class Agent:
         AgentError: when two tools share a name, or an item of `tools` is not a Tool.
     """
 
-    __slots__ = ("_home", "_max_tool_rounds", "_model", "_skills", "_strict", "_uses")
+    __slots__ = ("_home", "_max_tool_rounds", "_model", "_skill", "_strict", "_uses")
 
     def __init__(
         self,
@@ -114,13 +113,13 @@ class Agent:
         strict: bool = True,
     ) -> None:
         self._home = home if isinstance(home, Home) else Home(home)
-        self._uses = Uses(_check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)]))
-        self._model = _check_model(model)
-        self._max_tool_rounds = _check_rounds(max_tool_rounds)
+        self._uses = Uses(check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)]))
+        self._model = check_model(model)
+        self._max_tool_rounds = check_rounds(max_tool_rounds)
         self._strict = strict
-        # Set by `from_dir` only: the skill tool it built (or None) and the skills in
-        # its enum, which sessions rebuild from their own soul. None: not managed.
-        self._skills: _SkillSlot | None = None
+        # Set by `from_dir` only (the builtin skill tool follows each session's soul);
+        # None for a hand-built agent, whose tools never change.
+        self._skill: _SkillFollow | None = None
 
     @property
     def home(self) -> Home:
@@ -177,64 +176,35 @@ class Agent:
 
     def _compose(self) -> tuple[Soul, tuple[Tool, ...]]:
         """Compose the soul, and the tools that agree with it."""
-        slot = self._skills
-        soul = self._home.compose(strict=self._strict)
-        if slot is None:
+        soul = compose_soul(self._home, strict=self._strict)
+        follow = self._skill
+        if follow is None:
             return soul, self._uses.tools
-        # The soul and the skill tool each scan skills/; a skill that changes between
-        # the two scans would make them disagree, so compose again until they match.
-        tool: Tool | None = None
-        for _ in range(_SKILL_ATTEMPTS):
-            names = tuple(skill.name for skill in soul.skills)
-            tool = slot.tool_for(self._home, names, strict=self._strict)
-            if tool is not None or not names:
-                break
-            soul = self._home.compose(strict=self._strict)
-        entries: list[tuple[Tool, str]] = [] if tool is None else [(tool, _SKILL_ORIGIN)]
+        entries: list[tuple[Tool, str]] = []
+        names = tuple(summary.name for summary in soul.skills)
+        if names:
+            tool = follow.tool
+            if tool is None or names != follow.names:
+                tool = serve_skills(soul.home, names)
+                self._skill = replace(follow, names=names, tool=tool)
+            entries.append((tool, _SKILL_ORIGIN))
         entries += [
-            (other, f"agent.uses.tools[{i}]")
-            for i, other in enumerate(self._uses.tools)
-            if other is not slot.built
+            (tool, f"agent.uses.tools[{i}]")
+            for i, tool in enumerate(self._uses.tools)
+            if tool is not follow.wired
         ]
-        return soul, _check_tools(entries)
+        return soul, check_tools(entries)
 
 
-_SKILL_ORIGIN = "builtin 'skill'"
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _SkillFollow:
+    """How a `from_dir` agent's skill tool follows its sessions' souls."""
 
-#: How often a session recomposes when the skills change while it starts.
-_SKILL_ATTEMPTS = 3
-
-
-class _SkillSlot:
-    """The builtin `skill` tool of a `from_dir` agent, rebuilt when a soul lists other skills."""
-
-    __slots__ = ("built", "latest")
-
-    def __init__(self, built: Tool | None) -> None:
-        #: The tool in `agent.uses.tools` (None when the home had no skills then).
-        self.built = built
-        #: The last tool handed to a session and its skill names, reused while they match
-        #: (the names are kept: reading them from the schema copies it on every session).
-        self.latest = None if built is None else (built, _skill_names(built))
-
-    def tool_for(self, home: Home, names: tuple[str, ...], *, strict: bool) -> Tool | None:
-        """The skill tool for a soul listing `names`; None when there are none or they moved."""
-        if not names:
-            return None
-        if self.latest is not None and self.latest[1] == names:
-            return self.latest[0]
-        try:
-            tool = skill_tool(home, strict=strict)
-        except HomeError:
-            return None  # the skills changed since the soul was composed
-        if _skill_names(tool) != names:
-            return None
-        self.latest = (tool, names)
-        return tool
-
-
-def _skill_names(tool: Tool) -> tuple[str, ...]:
-    return tuple(tool.input_schema["properties"]["name"]["enum"])
+    #: The skill tool in `agent.uses.tools` (None when the home had no skills then).
+    wired: Tool | None
+    #: The last skill tool a session got, and the skills it serves: reused while they match.
+    tool: Tool | None
+    names: tuple[str, ...]
 
 
 def from_dir(
@@ -274,27 +244,29 @@ def from_dir(
     """
     home = Home(dir)
     try:
-        entries = _home_tools(home, memory=memory, strict=strict)
+        entries, names = _home_tools(home, memory=memory, strict=strict)
     except HomeError as exc:
         every = _every_problem(home, exc, strict=strict)
         if every is exc:
             raise
         raise every from exc
-    built = next((tool for tool, origin in entries if origin == _SKILL_ORIGIN), None)
+    wired = next((tool for tool, origin in entries if origin == _SKILL_ORIGIN), None)
     entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(tools))
     agent = Agent(
         home,
-        tools=_check_tools(entries),
+        tools=check_tools(entries),
         model=model,
         max_tool_rounds=max_tool_rounds,
         strict=strict,
     )
-    agent._skills = _SkillSlot(built)
+    agent._skill = _SkillFollow(wired=wired, tool=wired, names=names if wired else ())
     return agent
 
 
-def _home_tools(home: Home, *, memory: bool | None, strict: bool) -> list[tuple[Tool, str]]:
-    """Build the tools the home enables, each with where it came from."""
+def _home_tools(
+    home: Home, *, memory: bool | None, strict: bool
+) -> tuple[list[tuple[Tool, str]], tuple[str, ...]]:
+    """Build the tools the home enables, each with where it came from; and the skill names."""
     config = home.identity().config
     unknown = [name for name in config.tools if name not in BUILTIN_TOOLS]
     if unknown:
@@ -302,30 +274,31 @@ def _home_tools(home: Home, *, memory: bool | None, strict: bool) -> list[tuple[
             f"{home.identity_path}: key 'tools': "
             + ", ".join(_unknown_builtin(name) for name in unknown)
         )
-    scan = home.scan_skills()
+    scan = scan_skills(home.path)
     if strict and scan.problems:
-        raise problems_error(scan.problems)
+        raise HomeError.of(scan.problems)
+    names = tuple(skill.name for skill in scan.skills)
     enabled = set(config.tools)
-    if scan.skills:
+    if names:
         enabled.add("skill")
     entries: list[tuple[Tool, str]] = [
-        (build(home, strict=strict), f"builtin {name!r}")
+        (build(home.path, names), f"builtin {name!r}")
         for name, build in BUILTIN_TOOLS.items()
         if name in enabled
     ]
     if memory is True or (memory is None and not config.read_only):
         entries.append((memory_tool(home.path), "memory_tool(dir)"))
-    return entries
+    return entries, names
 
 
 def _every_problem(home: Home, exc: HomeError, *, strict: bool) -> HomeError:
     """Widen a wiring error to every problem composing would find: fix them all in one go."""
     try:
-        home.compose(strict=strict)
+        compose_soul(home, strict=strict)
     except HomeError as full:
         problems = list(dict.fromkeys([*full.problems, *exc.problems]))
         if problems != list(exc.problems):
-            return problems_error(problems)
+            return HomeError.of(problems)
     return exc
 
 

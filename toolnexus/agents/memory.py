@@ -1,9 +1,10 @@
 """A persona's durable memory: the `memory` tool over MEMORY.md and USER.md.
 
-Every action reads the file under a lock, applies one edit, and writes it back
-atomically before it returns (see `_store`); the entry format lives in
-`_memfile`, the safety check in `safety`. Writes never touch the running
-session: the soul is a snapshot, so they load from the next session on.
+Every action reads the file under a lock (through `_files`, the one reader of
+home files), applies one edit, and writes it back atomically before it returns
+(see `_store`); the entry format lives in `_memfile`, the safety check in
+`_safety`. Writes never touch the running session: the soul is a snapshot, so
+they load from the next session on.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
-from ..errors import HomeError, MemoryEditError
+from ..errors import ArgumentError, HomeError, MemoryEditError
 from ..tools import Tool, define_tool
+from ._files import MEMORY_FILES, read_file
+from ._identity import MemoryLimits, Target, memory_limit
+from ._load import find_identity
 from ._memfile import (
     Block,
     MemoryDocument,
@@ -30,9 +34,8 @@ from ._memfile import (
     remove_entries,
     replace_entries,
 )
-from ._store import LockLost, atomic_write, lock_path, locked, read_bytes, real_path
-from .identity import DEFAULT_MEMORY_LIMITS, IDENTITY_FILE, load_identity
-from .safety import scan_text
+from ._safety import scan_text
+from ._store import LockLost, atomic_write, lock_path, locked, real_path
 
 __all__ = [
     "MEMORY_FILES",
@@ -43,11 +46,6 @@ __all__ = [
     "memory_tool",
     "parse_memory",
 ]
-
-Target = Literal["self", "user"]
-
-#: The file each memory target lives in, inside a home folder.
-MEMORY_FILES: dict[Target, str] = {"self": "MEMORY.md", "user": "USER.md"}
 
 _LOADS = "Saved now, loads next session (this session's system prompt does not change)."
 _NOTHING = "Nothing written."
@@ -95,8 +93,9 @@ class MemoryStore:
     durability for speed (tests, benchmarks).
 
     Raises:
-        ValueError: at construction, for an unknown target or a limit that is
-            not a positive number of characters.
+        ArgumentError: (a ValueError) at construction, for an unknown target or a
+            limit out of range.
+        TypeError: at construction, for a limit that is not an int.
     """
 
     dir: Path
@@ -108,9 +107,10 @@ class MemoryStore:
     def __post_init__(self) -> None:
         object.__setattr__(self, "dir", Path(self.dir))
         if self.target not in MEMORY_FILES:
-            raise ValueError(f"target: unknown memory target {self.target!r}; use 'self' or 'user'")
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit <= 0:
-            raise ValueError(f"limit: must be a positive number of characters, got {self.limit!r}")
+            raise ArgumentError(
+                f"target: unknown memory target {self.target!r}; use 'self' or 'user'"
+            )
+        memory_limit(self.limit, where="limit:")
 
     @property
     def path(self) -> Path:
@@ -121,18 +121,6 @@ class MemoryStore:
     def name(self) -> str:
         """The file's name, as messages show it."""
         return MEMORY_FILES[self.target]
-
-    def read(self) -> MemoryDocument:
-        """Parse the file as it is on disk now; an empty document when it is missing.
-
-        Raises:
-            HomeError: when the file is not UTF-8 text.
-        """
-        data = read_bytes(self.path)
-        try:
-            return parse_memory(data.decode("utf-8") if data else "")
-        except UnicodeDecodeError as exc:
-            raise HomeError(f"{self.path}: not UTF-8 text ({exc}); re-save it as UTF-8") from exc
 
     def usage(self, doc: MemoryDocument) -> str:
         """Describe how full `doc` is, for a model deciding whether to consolidate."""
@@ -241,7 +229,12 @@ class MemoryStore:
         self, path: Path, edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]]
     ) -> str:
         with locked(path) as lock:
-            data = read_bytes(path)
+            try:
+                data = read_file(path)
+            except HomeError as exc:
+                raise MemoryEditError(
+                    f"cannot edit {self.name}: {exc}. {_NOTHING}", kind="io"
+                ) from exc
             try:
                 before = data.decode("utf-8") if data else ""
             except UnicodeDecodeError:
@@ -331,8 +324,10 @@ def _verify(before: MemoryDocument, after: MemoryDocument, expected: tuple[str, 
     prose_before = "".join(b.raw for b in before.blocks if b.kind == "prose")
     prose_after = "".join(b.raw for b in after.blocks if b.kind == "prose")
     if after.entries != expected or prose_after.rstrip("\r\n") != prose_before.rstrip("\r\n"):
-        raise RuntimeError(
-            "memory edit would not round-trip; nothing written (please report this bug)"
+        raise MemoryEditError(
+            "internal error: the edit would not read back as intended; nothing written "
+            "(please report this bug)",
+            kind="internal",
         )
 
 
@@ -422,36 +417,11 @@ class MemoryArgs(BaseModel):
         return self
 
 
-def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> dict[Target, int]:
-    """Merge `limits` over IDENTITY.md's `memory_limits` (or the package defaults)."""
-    given: dict[Target, int] = {}
-    if limits is not None:
-        if not isinstance(limits, Mapping):
-            raise TypeError(
-                f"limits must map 'self'/'user' to characters, got {type(limits).__name__}"
-            )
-        unknown = [key for key in limits if key not in MEMORY_FILES]
-        if unknown:
-            raise ValueError(
-                f"limits: unknown key {unknown[0]!r}; use 'self' (MEMORY.md) or 'user' (USER.md)"
-            )
-        for key in MEMORY_FILES:
-            if key not in limits:
-                continue
-            value = limits[key]
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"limits[{key!r}] must be an int, got {type(value).__name__}")
-            if value <= 0:
-                raise ValueError(f"limits[{key!r}] must be a positive number, got {value}")
-            given[key] = value
-    if len(given) == len(MEMORY_FILES):
-        return given
-    if (home / IDENTITY_FILE).is_file():
-        configured = load_identity(home).config.memory_limits
-        base: dict[Target, int] = {t: configured.for_target(t) for t in MEMORY_FILES}
-    else:
-        base = dict(DEFAULT_MEMORY_LIMITS)
-    return {**base, **given}
+def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> MemoryLimits:
+    """Lay `limits` over IDENTITY.md's `memory_limits` (or the package defaults)."""
+    found = find_identity(home)
+    base = found[1].config.memory_limits if found is not None else MemoryLimits()
+    return base if limits is None else base.merged(limits)
 
 
 def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> Tool:
@@ -466,7 +436,9 @@ def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> 
 
     Raises:
         HomeError: when `dir` is not a folder, or its IDENTITY.md is invalid.
-        TypeError, ValueError: when `limits` has an unknown key or a bad value.
+        ArgumentError: (a ValueError) when `limits` has an unknown key or a value
+            out of range.
+        TypeError: when `limits` is not a mapping, or a value is not an int.
     """
     home = Path(dir)
     if not home.is_dir():
@@ -475,7 +447,7 @@ def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> 
             "(it creates MEMORY.md and USER.md in it, never folders)"
         )
     resolved = _resolve_limits(home, limits)
-    stores = {t: MemoryStore(home, t, limit=resolved[t]) for t in MEMORY_FILES}
+    stores = {t: MemoryStore(home, t, limit=resolved.for_target(t)) for t in MEMORY_FILES}
 
     def handle(args: MemoryArgs) -> str:
         store = stores[args.target]

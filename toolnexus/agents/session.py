@@ -23,7 +23,7 @@ from .models import (
 )
 from .soul import Soul
 
-__all__ = ["DEFAULT_MAX_TOOL_ROUNDS", "Session"]
+__all__ = ["DEFAULT_MAX_TOOL_ROUNDS", "Session", "check_model", "check_rounds", "check_tools"]
 
 logger = logging.getLogger("toolnexus.agents")
 
@@ -31,7 +31,7 @@ logger = logging.getLogger("toolnexus.agents")
 DEFAULT_MAX_TOOL_ROUNDS = 16
 
 
-def _check_tools(entries: Sequence[tuple[object, str]]) -> tuple[Tool, ...]:
+def check_tools(entries: Sequence[tuple[object, str]]) -> tuple[Tool, ...]:
     """Return the tools, checking each is a Tool and no name is taken twice."""
     seen: dict[str, list[tuple[Tool, str]]] = {}
     for tool, origin in entries:
@@ -54,7 +54,8 @@ def _check_tools(entries: Sequence[tuple[object, str]]) -> tuple[Tool, ...]:
     return tuple(tool for tool, _ in entries if isinstance(tool, Tool))
 
 
-def _check_model(model: Model | None) -> Model | None:
+def check_model(model: Model | None) -> Model | None:
+    """Return `model`, or raise AgentError naming what was passed instead of a Model."""
     value: object = model  # callers may pass anything; check what the types promise
     if model is None or isinstance(value, Model):
         return model
@@ -64,7 +65,8 @@ def _check_model(model: Model | None) -> Model | None:
     )
 
 
-def _check_rounds(value: int) -> int:
+def check_rounds(value: int) -> int:
+    """Return a valid tool-round cap, or raise AgentError naming the bad value."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise AgentError(f"max_tool_rounds must be an int >= 0, got {value!r}")
     return value
@@ -93,10 +95,10 @@ class Session:
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
     ) -> None:
         self._soul = soul
-        self._tools = _check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
+        self._tools = check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
         self._by_name = {tool.name: tool for tool in self._tools}
-        self._model = _check_model(model)
-        self._max_tool_rounds = _check_rounds(max_tool_rounds)
+        self._model = check_model(model)
+        self._max_tool_rounds = check_rounds(max_tool_rounds)
         self._messages: list[Message] = []
         self._busy = False
 

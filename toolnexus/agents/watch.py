@@ -1,4 +1,4 @@
-"""Watch a home and re-compose its soul when its files change (behind `Home.watch`).
+"""Watch a home and re-compose its soul when its files change (`watch_home`).
 
 For persona authors (`toolnexus soul --watch`) and for servers that want to
 know a new session would differ. It only composes new souls: a running
@@ -12,16 +12,13 @@ import contextlib
 import os
 import re
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import HomeError
-from .home import SKILLS_DIR, TEMPLATE_FILE, Home
-from .identity import IDENTITY_FILE
-from .memory import MEMORY_FILES
-from .skills import SKILL_NAME_RE
-
-if TYPE_CHECKING:
-    from .soul import Soul
+from ._files import IDENTITY_FILE, MEMORY_FILES, SKILLS_DIR, TEMPLATE_FILE
+from ._skillfile import SKILL_NAME_RE
+from .home import Home
+from .soul import Soul
 
 __all__ = ["is_relevant", "watch_home"]
 
@@ -94,6 +91,8 @@ async def watch_home(
     Raises:
         HomeError: when the home is not an existing folder.
     """
+    # Imported here, not at the top: `import toolnexus.agents` stays cheap for a
+    # command line that never watches (watchfiles loads a native extension).
     from watchfiles import awatch
 
     if not isinstance(home, Home):

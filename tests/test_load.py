@@ -1,0 +1,172 @@
+"""Loading a home: every problem collected, and memos keyed by content that cannot go stale."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from toolnexus.agents import Home, _load, compose_soul
+from toolnexus.agents._load import load_home
+from toolnexus.cli import main
+from toolnexus.errors import HomeError
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    root = tmp_path / "ada"
+    write(root / "IDENTITY.md", "---\nname: Ada\n---\nYou are Ada.\n")
+    write(root / "MEMORY.md", "# Notes\n\n- likes tea\n")
+    write(
+        root / "skills/cite/SKILL.md", "---\nname: cite\ndescription: Cite things.\n---\nSteps.\n"
+    )
+    return root
+
+
+def test_every_problem_is_collected_even_with_a_template_folder(home: Path) -> None:
+    """A folder named soul.md.j2 is one problem among the others, not the only one seen."""
+    (home / "soul.md.j2").mkdir()
+    (home / "USER.md").write_bytes(b"- caf\xe9\n")
+    write(home / "skills/bad/SKILL.md", "---\nname: other\ndescription: d\n---\n")
+    loaded = load_home(home)
+    assert loaded.problems == (
+        f"{home / 'soul.md.j2'}: is a folder: it must be a file",
+        f"{home / 'USER.md'}: not UTF-8 text (byte 5): save it as UTF-8",
+    )
+    assert loaded.scan.problems == (
+        f"{home / 'skills/bad/SKILL.md'}:2: name 'other' differs from its folder's name "
+        "'bad': make them equal",
+    )
+    with pytest.raises(HomeError) as info:
+        compose_soul(home)
+    assert info.value.problems == (*loaded.problems, *loaded.scan.problems)
+
+
+def test_check_reports_a_template_folder_with_the_other_problems(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (home / "soul.md.j2").mkdir()
+    write(home / "IDENTITY.md", "---\nname: Ada\ncolour: blue\n---\n")
+    assert main(["check", str(home)]) == 1
+    out = capsys.readouterr().out
+    assert "soul.md.j2: is a folder" in out
+    assert "unknown key 'colour'" in out
+    assert "(2 problems, 0 warnings)" in out
+
+
+# -- the memos: keyed by content, so nothing a person does to a file can hide -------------
+
+
+def test_same_content_is_parsed_once(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Path] = []
+    parse = _load._parse_skill
+
+    def counting(text: str, path: Path) -> object:
+        calls.append(path)
+        return parse(text, path)
+
+    monkeypatch.setattr(_load, "_parse_skill", counting)
+    _load.clear_memos()
+    first = compose_soul(home)
+    assert compose_soul(home) == first
+    assert len(calls) == 1
+    # The same bytes in another file are that file's own parse (messages name the path).
+    write(home / "skills/cite2/SKILL.md", (home / "skills/cite/SKILL.md").read_text("utf-8"))
+    with pytest.raises(HomeError, match=r"cite2/SKILL\.md:2: name .cite. differs"):
+        compose_soul(home)
+    assert len(calls) == 2
+
+
+def test_a_same_size_rewrite_with_its_times_restored_is_seen(home: Path) -> None:
+    memory = home / "MEMORY.md"
+    before = os.stat(memory)
+    assert compose_soul(home).memory_entries == ("likes tea",)
+    memory.write_text("# Notes\n\n- likes tan\n", encoding="utf-8")
+    os.utime(memory, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(memory).st_size == before.st_size
+    assert compose_soul(home).memory_entries == ("likes tan",)
+
+
+def test_a_file_renamed_over_another_is_seen(home: Path) -> None:
+    compose_soul(home)
+    write(home / "new.md", "# Notes\n\n- likes mate\n")
+    os.replace(home / "new.md", home / "MEMORY.md")
+    assert compose_soul(home).memory_entries == ("likes mate",)
+
+
+def test_a_link_pointed_elsewhere_is_seen(home: Path) -> None:
+    write(home / "notes/a.md", "- from a\n")
+    write(home / "notes/b.md", "- from b\n")
+    (home / "USER.md").symlink_to("notes/a.md")
+    assert compose_soul(home).user_entries == ("from a",)
+    (home / "USER.md").unlink()
+    (home / "USER.md").symlink_to("notes/b.md")
+    assert compose_soul(home).user_entries == ("from b",)
+
+
+def test_a_memory_write_scans_only_the_new_entry(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scanned: list[str] = []
+    scan = _load.scan_text
+
+    def counting(text: str) -> tuple[str, ...]:
+        scanned.append(text)
+        return scan(text)
+
+    monkeypatch.setattr(_load, "scan_text", counting)
+    _load.clear_memos()
+    compose_soul(home)
+    assert scanned == ["# Notes\n\n", "likes tea"]
+    with (home / "MEMORY.md").open("a", encoding="utf-8") as f:
+        f.write("- likes oolong\n")
+    assert compose_soul(home).memory_entries == ("likes tea", "likes oolong")
+    assert scanned[2:] == ["likes oolong"]
+
+
+def test_memos_are_bounded_by_bytes_least_recently_used_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memo = _load._LRU(10_000)
+    monkeypatch.setattr(_load, "_PARSED", memo)
+    paths = [write(tmp_path / f"f{i}.md", f"{i:04d}" + "x" * 996) for i in range(30)]
+    calls: list[str] = []
+
+    def parse(text: str, path: Path) -> str:
+        calls.append(path.name)
+        return text[:4]
+
+    def load(path: Path) -> str:
+        data = path.read_bytes()
+        value = _load._memo("test", os.fspath(path), data, parse)[1]
+        assert isinstance(value, str)
+        return value
+
+    for path in paths:
+        assert load(path) == path.name[1:-3].zfill(4)
+        load(paths[0])  # kept in use: never the one forgotten
+        assert memo.used <= 10_000
+    calls.clear()
+    load(paths[0])
+    load(paths[-1])
+    assert calls == []  # both still memoised
+    load(paths[1])
+    assert calls == ["f1.md"]  # forgotten long ago, parsed again
+
+
+def test_memoised_skills_keep_no_body(home: Path) -> None:
+    body = "word " * 40_000
+    write(home / "skills/big/SKILL.md", f"---\nname: big\ndescription: d\n---\n{body}")
+    _load.clear_memos()
+    compose_soul(home)
+    assert _load._PARSED.used < 4_000  # two skill summaries, an identity, a memory file
+    # Home.skills() still hands out whole skills, read from disk.
+    big = next(skill for skill in Home(home).skills() if skill.name == "big")
+    assert big.body == body.strip("\n")

@@ -1,0 +1,452 @@
+"""Load a home: every file read through `_files`, parsed, checked, and memoised by content.
+
+The loaders collect problems rather than stop at the first, so `check` reports
+them all. Parsing is memoised by content: each file is read whole on every load
+and its SHA-256 looked up, so a memo can never serve text older than the disk
+(no stat-based shortcut for a same-size rewrite inside one mtime tick to fool).
+Safety verdicts are memoised by entry text, so after a memory write only the
+new entry is scanned. Both memos are pure-function caches bounded by bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import jinja2
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import HomeError
+from ._files import (
+    IDENTITY_FILE,
+    MEMORY_FILES,
+    MEMORY_ORDER,
+    SKILL_FILE,
+    SKILLS_DIR,
+    TEMPLATE_FILE,
+    check_home,
+    decode,
+    read_file,
+)
+from ._frontmatter import normalize_newlines
+from ._identity import Identity, Target, parse_identity
+from ._memfile import MemoryDocument, parse_memory
+from ._safety import scan_text
+from ._skillfile import Skill, SkillInfo, parse_skill
+from ._template import DEFAULT_TEMPLATE, compile_template, default_template
+
+__all__ = [
+    "Loaded",
+    "MemoryFile",
+    "SkillScan",
+    "Source",
+    "clear_memos",
+    "find_identity",
+    "load_home",
+    "load_identity",
+    "load_memory",
+    "load_skill",
+    "load_template",
+    "scan_skills",
+]
+
+T = TypeVar("T")
+
+
+# -- the memos -------------------------------------------------------------------------
+
+#: Budgets of the parse memo and the safety-verdict memo, in (estimated) bytes kept.
+_PARSED_BUDGET = 32 * 2**20
+_VERDICTS_BUDGET = 8 * 2**20
+#: What one memoised value costs beyond its text (the objects, the key).
+_ENTRY_OVERHEAD = 512
+
+
+class _LRU:
+    """A mapping that forgets its least recently used items past a budget of bytes."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.used = 0
+        self._items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+
+    def get(self, key: Any) -> Any:
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        return item[0]
+
+    def put(self, key: Any, value: Any, cost: int) -> None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.used -= old[1]
+        self._items[key] = (value, cost)
+        self.used += cost
+        while self.used > self.budget and len(self._items) > 1:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.used -= dropped
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.used = 0
+
+
+_PARSED = _LRU(_PARSED_BUDGET)
+_VERDICTS = _LRU(_VERDICTS_BUDGET)
+
+
+def clear_memos() -> None:
+    """Forget every memoised parse and verdict (benchmarks use it; correctness never needs it)."""
+    _PARSED.clear()
+    _VERDICTS.clear()
+
+
+def _memo(
+    kind: str,
+    path: str,
+    data: bytes,
+    parse: Callable[[str, Path], T],
+    *,
+    cost: Callable[[Any], int] | None = None,
+) -> tuple[str, T | HomeError]:
+    """Return the bytes' SHA-256 and `parse(text, path)`, memoised by kind, path and content.
+
+    `parse` gets the text with BOM and line endings normalised, and must be pure
+    (its result may depend on `path`, so the path is part of the key). A
+    `HomeError` it raises, or text that is not UTF-8, is the result instead.
+    """
+    sha = hashlib.sha256(data).hexdigest()
+    key = (kind, path, sha)
+    value = _PARSED.get(key)
+    if value is None:
+        try:
+            value = parse(normalize_newlines(decode(data, path)), Path(path))
+        except HomeError as exc:
+            value = exc
+        weight = len(data) if cost is None or isinstance(value, HomeError) else cost(value)
+        _PARSED.put(key, value, _ENTRY_OVERHEAD + weight)
+    return sha, value
+
+
+def _parsed(kind: str, path: str, data: bytes, parse: Callable[[str, Path], T]) -> tuple[str, T]:
+    """`_memo`, raising the problem instead of returning it."""
+    sha, value = _memo(kind, path, data, parse)
+    if isinstance(value, HomeError):
+        raise value.with_traceback(None)
+    return sha, value
+
+
+def verdict(text: str) -> tuple[str, ...]:
+    """`scan_text(text)`, memoised by text: after a write only the new entry is scanned."""
+    reasons: tuple[str, ...] | None = _VERDICTS.get(text)
+    if reasons is None:
+        reasons = scan_text(text)
+        _VERDICTS.put(text, reasons, _ENTRY_OVERHEAD + len(text))
+    return reasons
+
+
+# -- what a home holds ------------------------------------------------------------------
+
+
+class Source(BaseModel):
+    """One thing a soul was built from: a path relative to the home and its content hash.
+
+    `sha256` is None when the file is absent (an absent MEMORY.md is part of the
+    snapshot too: creating it makes the soul stale), and `"unreadable"` when it
+    exists but cannot be read. For the skills folder (`path == "skills/"`) the
+    hash covers the sorted listing of its entries; for a skill folder without a
+    SKILL.md (`path == "skills/<name>/"`), the names in it that differ from
+    SKILL.md only in case (they change the problem's hint).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    sha256: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryFile:
+    """A memory file as composing sees it: the parsed document and each block's safety verdict."""
+
+    doc: MemoryDocument
+    #: Per block of `doc.blocks`: why it must not enter a system prompt (empty = safe).
+    reasons: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillScan:
+    """What the skills folder holds: valid skills (sorted by name) and what is wrong."""
+
+    skills: tuple[SkillInfo, ...]
+    #: Rule breaks (a folder without SKILL.md, a bad SKILL.md): errors in strict mode.
+    problems: tuple[str, ...]
+    #: Soft limits and ignored entries: never errors.
+    warnings: tuple[str, ...]
+    #: (path relative to the home, sha256 or None if absent) for skills/ and each SKILL.md.
+    hashes: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loaded:
+    """Every file of a home as loaded at one moment; problems collected, not raised."""
+
+    home: Path
+    identity: Identity | None
+    #: The compiled template (the home's, or the package's), None when the home's is broken.
+    template: jinja2.Template | None
+    #: How problems name the template: its path, or "default soul template".
+    template_name: str
+    memory: dict[Target, MemoryFile]
+    scan: SkillScan
+    #: (path, sha256) per source, in a fixed order: cheap to compare.
+    hashes: tuple[tuple[str, str | None], ...]
+    #: Everything that stops a soul from being composed, strict or not.
+    problems: tuple[str, ...]
+
+
+def find_identity(home: Path) -> tuple[str, Identity] | None:
+    """Return IDENTITY.md's content hash and parsed identity; None when it is absent.
+
+    Raises:
+        HomeError: when it cannot be read or breaks a rule (every problem listed).
+    """
+    path = os.fspath(home / IDENTITY_FILE)
+    data = read_file(path)
+    if data is None:
+        return None
+    return _parsed("identity", path, data, _parse_identity)
+
+
+def load_identity(home: Path) -> tuple[str, Identity]:
+    """Return IDENTITY.md's content hash and parsed identity.
+
+    Raises:
+        HomeError: when the home or the file is missing, or the file breaks a rule.
+    """
+    found = find_identity(home)
+    if found is None:
+        check_home(home)
+        raise HomeError(
+            f"{home / IDENTITY_FILE}: missing: every home needs an IDENTITY.md with at "
+            "least `name:` in its frontmatter"
+        )
+    return found
+
+
+def load_memory(home: Path, target: Target) -> tuple[str | None, MemoryFile]:
+    """Return a memory file's content hash (None if absent) and its parsed, checked blocks.
+
+    Raises:
+        HomeError: when it exists but cannot be read as UTF-8 text.
+    """
+    path = os.fspath(home / MEMORY_FILES[target])
+    data = read_file(path)
+    if data is None:
+        return None, _EMPTY_MEMORY
+    return _parsed("memory", path, data, _parse_memory)
+
+
+def load_template(home: Path) -> tuple[str | None, jinja2.Template | str | None]:
+    """Return soul.md.j2's hash and compiled template (or its problem); (None, None) if absent.
+
+    Raises:
+        HomeError: when it exists but cannot be read as UTF-8 text.
+    """
+    path = os.fspath(home / TEMPLATE_FILE)
+    data = read_file(path)
+    if data is None:
+        return None, None
+    return _parsed("template", path, data, compile_template)
+
+
+def scan_skills(home: Path) -> SkillScan:
+    """Look at every entry of skills/ and report valid skills, problems and warnings.
+
+    Hidden entries (a leading dot) are ignored; a plain file directly under
+    skills/ is ignored with a warning (skills are folders); a folder without a
+    SKILL.md, or with a bad one, is a problem.
+    """
+    # Strings, not Paths, in this loop: it runs per skill on every compose.
+    root = os.fspath(home / SKILLS_DIR)
+    try:
+        with os.scandir(root) as it:
+            entries = sorted((e for e in it if not e.name.startswith(".")), key=_entry_name)
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.lexists(root):
+            problem = f"{root}: is not a folder: skills live in skills/<name>/SKILL.md"
+            return SkillScan(skills=(), problems=(problem,), warnings=(), hashes=(_listing([]),))
+        return SkillScan(skills=(), problems=(), warnings=(), hashes=((_LISTING, None),))
+    skills: list[SkillInfo] = []
+    problems: list[str] = []
+    warnings: list[str] = []
+    names: list[str] = []
+    hashes: list[tuple[str, str | None]] = []
+    for entry in entries:
+        name = entry.name
+        if not entry.is_dir():
+            names.append(name)
+            warnings.append(
+                f"{entry.path}: ignored: not a skill folder "
+                f"(a skill is a folder skills/<name>/ with a {SKILL_FILE})"
+            )
+            continue
+        names.append(name + "/")
+        path = entry.path + os.sep + SKILL_FILE
+        sha: str | None = _UNREADABLE
+        try:
+            data = read_file(path)
+        except HomeError as exc:
+            problems.extend(exc.problems)
+        else:
+            sha = None
+            if data is not None:
+                sha, parsed = _memo("skill", path, data, _parse_skill, cost=_skill_cost)
+                if isinstance(parsed, HomeError):
+                    problems.extend(parsed.problems)
+                else:
+                    skills.append(parsed[0])
+                    warnings.extend(parsed[1])
+        hashes.append((f"{SKILLS_DIR}/{name}/{SKILL_FILE}", sha))
+        if sha is None:
+            near = _near_skill_files(entry.path)
+            problems.append(_missing_skill_file(Path(entry.path), near))
+            # The hint names these, so a skill.md appearing must refresh it.
+            hashes.append((f"{SKILLS_DIR}/{name}/", _listing(near)[1]))
+    return SkillScan(
+        skills=tuple(skills),
+        problems=tuple(problems),
+        warnings=tuple(warnings),
+        hashes=(_listing(names), *hashes),
+    )
+
+
+def load_skill(path: Path) -> Skill:
+    """Read and parse one SKILL.md, body included (not memoised: a body may be large).
+
+    Raises:
+        HomeError: when it is gone, cannot be read, or breaks a rule.
+    """
+    data = read_file(path)
+    if data is None:
+        raise HomeError(f"{path}: removed while loading skills")
+    return parse_skill(normalize_newlines(decode(data, path)), path=path)[0]
+
+
+def load_home(home: Path) -> Loaded:
+    """Load every file of `home` at once, collecting problems instead of raising them.
+
+    Raises:
+        HomeError: only when `home` is not an existing folder.
+    """
+    check_home(home)
+    problems: list[str] = []
+    identity: Identity | None = None
+    id_sha: str | None = _UNREADABLE
+    try:
+        id_sha, identity = load_identity(home)
+    except HomeError as exc:
+        problems.extend(exc.problems)
+    template: jinja2.Template | None = default_template()
+    template_name = DEFAULT_TEMPLATE
+    tpl_sha: str | None = _UNREADABLE
+    try:
+        tpl_sha, compiled = load_template(home)
+    except HomeError as exc:
+        problems.extend(exc.problems)
+        template = None
+    else:
+        if compiled is not None:
+            template_name = str(home / TEMPLATE_FILE)
+            if isinstance(compiled, str):
+                problems.append(compiled)
+                template = None
+            else:
+                template = compiled
+    memory: dict[Target, MemoryFile] = {}
+    shas: dict[Target, str | None] = {}
+    for target in MEMORY_ORDER:
+        try:
+            shas[target], memory[target] = load_memory(home, target)
+        except HomeError as exc:
+            problems.extend(exc.problems)
+            shas[target] = _UNREADABLE
+    scan = scan_skills(home)
+    hashes = (
+        (IDENTITY_FILE, id_sha),
+        (TEMPLATE_FILE, tpl_sha),
+        *((MEMORY_FILES[t], shas[t]) for t in MEMORY_ORDER),
+        *scan.hashes,
+    )
+    return Loaded(
+        home=home,
+        identity=identity,
+        template=template,
+        template_name=template_name,
+        memory=memory,
+        scan=scan,
+        hashes=hashes,
+        problems=tuple(problems),
+    )
+
+
+# -- parsers for the memo (pure) --------------------------------------------------------
+
+#: The hash recorded for a file that exists but cannot be read: editing it must show.
+_UNREADABLE = "unreadable"
+
+
+def _parse_identity(text: str, path: Path) -> Identity:
+    return parse_identity(text, path=path)
+
+
+def _parse_memory(text: str, path: Path) -> MemoryFile:
+    doc = parse_memory(text)
+    return MemoryFile(doc=doc, reasons=tuple(verdict(block.text) for block in doc.blocks))
+
+
+def _parse_skill(text: str, path: Path) -> tuple[SkillInfo, tuple[str, ...]]:
+    # The body is left out: the soul lists names and descriptions, and the skill tool
+    # reads bodies from disk when asked, so a memo entry stays small whatever the body.
+    skill, warnings = parse_skill(text, path=path)
+    return SkillInfo(meta=skill.meta, path=skill.path), warnings
+
+
+def _skill_cost(value: tuple[SkillInfo, tuple[str, ...]]) -> int:
+    info, warnings = value
+    return len(info.meta.model_dump_json()) + sum(map(len, warnings))
+
+
+_EMPTY_MEMORY = MemoryFile(doc=parse_memory(""), reasons=())
+
+_LISTING = f"{SKILLS_DIR}/"
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _listing(names: list[str]) -> tuple[str, str | None]:
+    return _LISTING, hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
+
+
+def _near_skill_files(folder: str) -> list[str]:
+    """Names in `folder` equal to SKILL.md but for case (sorted)."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(e.name for e in it if e.name.lower() == SKILL_FILE.lower())
+    except OSError:
+        return []
+
+
+def _missing_skill_file(folder: Path, near: list[str]) -> str:
+    hint = "add one with `name:` and `description:` frontmatter"
+    if near:
+        hint = f"found {near[0]}: rename it to {SKILL_FILE}"
+    return f"{folder}: no {SKILL_FILE}: every skill folder needs one ({hint})"
