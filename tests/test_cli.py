@@ -317,7 +317,7 @@ def test_soul_watch_shows_what_changed_and_stops_on_ctrl_c(
     proc, lines = watcher
     first = lines.until("You are Ada.")
     assert "=== soul changed" not in first
-    time.sleep(1.0)  # let the watcher start before editing
+    # No wait here: the first soul is printed by a running watcher, so no edit is missed.
     assert run("memory", home, "add", "likes tea").returncode == 0
     diff = lines.until("+- likes tea")
     assert "=== soul changed: sha256:" in diff

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,12 @@ def test_memoised_skills_keep_no_body(home: Path) -> None:
     # Home.skills() still hands out whole skills, read from disk.
     big = next(skill for skill in Home(home).skills() if skill.name == "big")
     assert big.body == body.strip("\n")
+
+
+def test_a_skills_folder_that_cannot_be_listed_is_a_problem(home: Path) -> None:
+    # A link to itself: listing it fails with ELOOP, as an unreadable folder fails with EACCES.
+    shutil.rmtree(home / "skills")
+    (home / "skills").symlink_to("skills")
+    with pytest.raises(HomeError) as info:
+        compose_soul(home)
+    assert str(info.value).startswith(f"{home / 'skills'}: cannot be read: ")

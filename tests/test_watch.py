@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
@@ -120,6 +121,21 @@ async def test_unrelated_files_do_not_even_recompose(
         return await compose(home, strict=strict)
 
     monkeypatch.setattr(watch_module, "_compose", counting)
+    # Record the filter's verdict on each change the OS reports, to know when the junk
+    # has reached the watcher (and what it made of it) without sleeping for it.
+    junk = {"notes.txt", "IDENTITY.md.swp", "4913"}
+    verdicts: dict[str, bool] = {}
+    all_junk_seen = asyncio.Event()
+    relevant = watch_module.is_relevant
+
+    def recording(home: Home, path: str | os.PathLike[str]) -> bool:
+        verdict = relevant(home, path)
+        verdicts[Path(path).name] = verdict
+        if junk <= verdicts.keys():
+            all_junk_seen.set()
+        return verdict
+
+    monkeypatch.setattr(watch_module, "is_relevant", recording)
     async with contextlib.aclosing(
         watch_home(home, initial=True, debounce_ms=20, max_delay_ms=50)
     ) as watch:
@@ -129,9 +145,8 @@ async def test_unrelated_files_do_not_even_recompose(
         (home / "notes.txt").write_text("not part of the soul", encoding="utf-8")
         (home / "IDENTITY.md.swp").write_text("swap", encoding="utf-8")
         (home / "4913").write_text("", encoding="utf-8")
-        # Give the junk time to arrive as a batch of its own (a broken filter would
-        # compose for it); a slow machine can only merge it into the next batch.
-        await asyncio.sleep(1)
+        await asyncio.wait_for(all_junk_seen.wait(), TIMEOUT)
+        assert {name: verdicts[name] for name in junk} == dict.fromkeys(junk, False)
         assert len(composed) == 1  # the baseline only
         write_identity(home, "Changed for real.")
         soul = await waiting
@@ -180,7 +195,8 @@ async def test_cancelling_the_consumer_stops_cleanly(home: Path) -> None:
     watch = watch_home(home, initial=True)
     await next_soul(watch)
     task = asyncio.ensure_future(watch.__anext__())
-    await asyncio.sleep(0.1)
+    for _ in range(5):  # let the task run into the watcher and wait there
+        await asyncio.sleep(0)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, TIMEOUT)

@@ -53,6 +53,7 @@ __all__ = [
     "load_skill",
     "load_template",
     "scan_skills",
+    "valid_skills",
 ]
 
 T = TypeVar("T")
@@ -283,6 +284,9 @@ def scan_skills(home: Path) -> SkillScan:
             problem = f"{root}: is not a folder: skills live in skills/<name>/SKILL.md"
             return SkillScan(skills=(), problems=(problem,), warnings=(), hashes=(_listing([]),))
         return SkillScan(skills=(), problems=(), warnings=(), hashes=((_LISTING, None),))
+    except OSError as exc:  # a folder without read permission, say
+        problem = f"{root}: cannot be read: {exc.strerror or exc}"
+        return SkillScan(skills=(), problems=(problem,), warnings=(), hashes=(_listing([]),))
     skills: list[SkillInfo] = []
     problems: list[str] = []
     warnings: list[str] = []
@@ -325,6 +329,18 @@ def scan_skills(home: Path) -> SkillScan:
         warnings=tuple(warnings),
         hashes=(_listing(names), *hashes),
     )
+
+
+def valid_skills(home: Path, *, strict: bool) -> tuple[SkillInfo, ...]:
+    """The valid skills of `home` (sorted by name); strict, any problem in skills/ raises.
+
+    Raises:
+        HomeError: (strict) listing every problem in skills/.
+    """
+    scan = scan_skills(home)
+    if strict and scan.problems:
+        raise HomeError.of(scan.problems)
+    return scan.skills
 
 
 def load_skill(path: Path) -> Skill:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import HomeError
 from ..tools import Tool, define_tool
-from ._load import scan_skills
+from ._load import valid_skills
 from .home import Home
 from .memory import memory_tool
 from .models import Model
@@ -274,10 +274,7 @@ def _home_tools(
             f"{home.identity_path}: key 'tools': "
             + ", ".join(_unknown_builtin(name) for name in unknown)
         )
-    scan = scan_skills(home.path)
-    if strict and scan.problems:
-        raise HomeError.of(scan.problems)
-    names = tuple(skill.name for skill in scan.skills)
+    names = tuple(skill.name for skill in valid_skills(home.path, strict=strict))
     enabled = set(config.tools)
     if names:
         enabled.add("skill")

@@ -10,10 +10,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HomeError
 from ._files import IDENTITY_FILE, MEMORY_FILES, SKILLS_DIR, TEMPLATE_FILE, check_home
 from ._identity import Identity
-from ._load import SkillScan, load_identity, load_memory, load_skill, scan_skills
+from ._load import SkillScan, load_identity, load_memory, load_skill, scan_skills, valid_skills
 from ._memfile import MemoryDocument
 from ._skillfile import Skill
 from .soul import Soul, compose_soul
@@ -116,10 +115,7 @@ class Home:
             HomeError: (strict) listing every problem in skills/; or when a skill
                 changes into a bad one between the scan and reading its body.
         """
-        scan = self.scan_skills()
-        if strict and scan.problems:
-            raise HomeError.of(scan.problems)
-        return tuple(load_skill(info.path) for info in scan.skills)
+        return tuple(load_skill(info.path) for info in valid_skills(self.path, strict=strict))
 
     def compose(self, *, strict: bool = True) -> Soul:
         """Compose the soul: a frozen, deterministic system-prompt snapshot of this home.

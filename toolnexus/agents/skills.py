@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ..errors import HomeError, ToolError
 from ..tools import Tool, define_tool
 from ._files import SKILL_FILE, SKILLS_DIR, NotRegularFile, decode, read_prefix
-from ._load import scan_skills
+from ._load import valid_skills
 from ._skillfile import parse_skill
 from .soul import Soul
 
@@ -61,10 +61,7 @@ def skill_tool(home: Soul | str | os.PathLike[str], *, strict: bool = True) -> T
         names = tuple(skill.name for skill in home.skills)
     else:
         root = Path(os.path.abspath(home))
-        scan = scan_skills(root)
-        if strict and scan.problems:
-            raise HomeError.of(scan.problems)
-        names = tuple(skill.name for skill in scan.skills)
+        names = tuple(skill.name for skill in valid_skills(root, strict=strict))
     return serve_skills(root, names)
 
 
