@@ -137,6 +137,7 @@ def test_a_bad_home_is_one_line_naming_file_and_key(home: Path) -> None:
     assert_one_line_error(result, 1, "IDENTITY.md:3: unknown key 'modle'")
 
 
+@pytest.mark.slow
 def test_memory_verbs_follow_the_tool_rules(home: Path) -> None:
     added = run("memory", home, "add", "prefers metric units")
     assert added.returncode == 0, added.stderr
@@ -162,6 +163,7 @@ def test_memory_verbs_follow_the_tool_rules(home: Path) -> None:
     assert "prefers SI units" not in (home / "MEMORY.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_memory_ambiguous_and_rejected_are_failures(home: Path) -> None:
     assert run("memory", home, "add", "deploys on Monday").returncode == 0
     assert run("memory", home, "add", "deploys on Friday").returncode == 0

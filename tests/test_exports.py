@@ -97,6 +97,7 @@ def test_importing_the_package_stays_light() -> None:
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_every_module_imports_on_its_own() -> None:
     """Each module imports first in a fresh interpreter: no import order hides a cycle."""
     root = Path(toolnexus.__file__).parent

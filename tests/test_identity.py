@@ -123,3 +123,25 @@ def test_undecodable_identity_file(tmp_path: Path) -> None:
     assert (
         str(info.value) == f"{tmp_path / 'IDENTITY.md'}: not UTF-8 text (byte 10): save it as UTF-8"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param("1", 1, id="one"),
+        pytest.param('"20000"', 20_000, id="numeric-string"),
+        pytest.param("10000000", 10_000_000, id="the-largest"),
+    ],
+)
+def test_memory_limits_take_whole_numbers_up_to_ten_million(value: str, expected: int) -> None:
+    identity = parse_identity(f"---\nname: Ada\nmemory_limits: {{user: {value}}}\n---\n", path=PATH)
+    assert identity.config.memory_limits.for_target("user") == expected
+
+
+def test_a_memory_limit_over_ten_million_names_the_key() -> None:
+    with pytest.raises(HomeError) as info:
+        parse_identity("---\nname: Ada\nmemory_limits: {self: 10000001}\n---\n", path=PATH)
+    assert info.value.problems == (
+        "home/IDENTITY.md:3: key 'memory_limits.self': Input should be less than or equal "
+        "to 10000000",
+    )

@@ -15,7 +15,7 @@ from toolnexus.agents import _store
 from toolnexus.agents._identity import DEFAULT_MEMORY_LIMITS
 from toolnexus.agents.home import Home
 from toolnexus.agents.memory import MEMORY_FILES, MemoryStore, memory_tool, parse_memory
-from toolnexus.errors import HomeError, MemoryEditError
+from toolnexus.errors import ArgumentError, HomeError, MemoryEditError, ToolnexusError
 from toolnexus.tools import Tool
 
 LOADS = "Saved now, loads next session (this session's system prompt does not change)."
@@ -638,6 +638,27 @@ def test_bad_limits_raise_naming_the_key(
 ) -> None:
     with pytest.raises(error, match=message):
         memory_tool(tmp_path, limits=limits)
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        pytest.param({"self": 0}, id="zero"),
+        pytest.param({"user": 10_000_001}, id="over-ten-million"),
+        pytest.param({"team": 5}, id="unknown-key"),
+    ],
+)
+def test_a_bad_limit_value_is_an_argument_error_of_the_tree(tmp_path: Path, limits: Any) -> None:
+    with pytest.raises(ArgumentError) as info:
+        memory_tool(tmp_path, limits=limits)
+    assert isinstance(info.value, ToolnexusError)
+    assert isinstance(info.value, ValueError)
+
+
+async def test_the_largest_limit_is_accepted(tmp_path: Path) -> None:
+    tool = memory_tool(tmp_path, limits={"self": 10_000_000})
+    result = await tool.execute({"action": "add", "text": "x"})
+    assert result.output.endswith("MEMORY.md: 1 entry, 4/10000000 characters used.")
 
 
 def test_invalid_identity_raises_home_error(tmp_path: Path) -> None:

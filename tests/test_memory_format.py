@@ -98,6 +98,7 @@ def test_chars_counts_what_a_prompt_holds() -> None:
     assert parse_memory("\ufeff- ab\r\n").chars == 5
 
 
+@pytest.mark.slow
 @given(st.text())
 def test_any_text_parses_and_renders_back_exactly(text: str) -> None:
     doc = parse_memory(text)
@@ -213,6 +214,7 @@ def apply_model(entries: list[str], action: str, text: str, with_: str | None) -
 
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(prose, steps)
 def test_store_matches_a_list_model(
     initial: str, actions: list[tuple[str, object, object]]

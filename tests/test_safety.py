@@ -251,6 +251,7 @@ def test_several_problems_are_all_reported() -> None:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [

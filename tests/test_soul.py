@@ -137,6 +137,7 @@ def test_compose_twice_is_identical(copy_home: CopyHome, tmp_path: Path) -> None
     assert (third.text, third.digest) == (first.text, first.digest)
 
 
+@pytest.mark.slow
 def test_compose_is_identical_across_processes(copy_home: CopyHome) -> None:
     # Hash randomisation and locale must not reach the text (set and dict order, sorting).
     home = copy_home("basic")

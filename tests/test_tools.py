@@ -438,6 +438,7 @@ async def test_parameter_names_pydantic_reserves_still_reach_the_handler() -> No
     assert missing == ToolResult("invalid arguments: _private: Field required", is_error=True)
 
 
+@pytest.mark.slow
 def test_set_results_serialise_the_same_in_every_process() -> None:
     import subprocess
     import sys
