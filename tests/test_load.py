@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import Home, _load, compose_soul
+from toolnexus.agents import Home, _load, _memo, compose_soul
 from toolnexus.agents._load import load_home
 from toolnexus.cli import main
 from toolnexus.errors import HomeError
@@ -74,7 +74,7 @@ def test_same_content_is_parsed_once(home: Path, monkeypatch: pytest.MonkeyPatch
         return parse(text, path)
 
     monkeypatch.setattr(_load, "_parse_skill", counting)
-    _load.clear_memos()
+    _memo.clear_memos()
     first = compose_soul(home)
     assert compose_soul(home) == first
     assert len(calls) == 1
@@ -116,14 +116,14 @@ def test_a_memory_write_scans_only_the_new_entry(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scanned: list[str] = []
-    scan = _load.scan_text
+    scan = _memo.scan_text
 
     def counting(text: str) -> tuple[str, ...]:
         scanned.append(text)
         return scan(text)
 
-    monkeypatch.setattr(_load, "scan_text", counting)
-    _load.clear_memos()
+    monkeypatch.setattr(_memo, "scan_text", counting)
+    _memo.clear_memos()
     compose_soul(home)
     assert scanned == ["# Notes\n\n", "likes tea"]
     with (home / "MEMORY.md").open("a", encoding="utf-8") as f:
@@ -135,8 +135,8 @@ def test_a_memory_write_scans_only_the_new_entry(
 def test_memos_are_bounded_by_bytes_least_recently_used_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    memo = _load._LRU(10_000)
-    monkeypatch.setattr(_load, "_PARSED", memo)
+    memo = _memo._LRU(10_000)
+    monkeypatch.setattr(_memo, "_PARSED", memo)
     paths = [write(tmp_path / f"f{i}.md", f"{i:04d}" + "x" * 996) for i in range(30)]
     calls: list[str] = []
 
@@ -145,10 +145,10 @@ def test_memos_are_bounded_by_bytes_least_recently_used_first(
         return text[:4]
 
     def load(path: Path) -> str:
-        data = path.read_bytes()
-        value = _load._memo("test", os.fspath(path), data, parse)[1]
-        assert isinstance(value, str)
-        return value
+        found = _memo.memo("test", os.fspath(path), parse)
+        assert found is not None
+        assert isinstance(found[1], str)
+        return found[1]
 
     for path in paths:
         assert load(path) == path.name[1:-3].zfill(4)
@@ -165,9 +165,9 @@ def test_memos_are_bounded_by_bytes_least_recently_used_first(
 def test_memoised_skills_keep_no_body(home: Path) -> None:
     body = "word " * 40_000
     write(home / "skills/big/SKILL.md", f"---\nname: big\ndescription: d\n---\n{body}")
-    _load.clear_memos()
+    _memo.clear_memos()
     compose_soul(home)
-    assert _load._PARSED.used < 4_000  # two skill summaries, an identity, a memory file
+    assert _memo._PARSED.used < 4_000  # two skill summaries, an identity, a memory file
     # Home.skills() still hands out whole skills, read from disk.
     big = next(skill for skill in Home(home).skills() if skill.name == "big")
     assert big.body == body.strip("\n")
@@ -180,3 +180,81 @@ def test_a_skills_folder_that_cannot_be_listed_is_a_problem(home: Path) -> None:
     with pytest.raises(HomeError) as info:
         compose_soul(home)
     assert str(info.value).startswith(f"{home / 'skills'}: cannot be read: ")
+
+
+# -- files known by their stat signature -------------------------------------------------
+
+
+@pytest.fixture
+def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file counts as long unchanged: a known signature alone is trusted."""
+    monkeypatch.setattr(_memo, "RACY_WINDOW_NS", 0)
+
+
+def forbid_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every home file read from now on."""
+    reads: list[str] = []
+    real = _memo.read_file
+
+    def recording(path: str) -> bytes | None:
+        reads.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(_memo, "read_file", recording)
+    return reads
+
+
+def test_a_quiet_unchanged_home_is_not_read_again(
+    home: Path, quiet: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = compose_soul(home)
+    reads = forbid_reads(monkeypatch)
+    assert compose_soul(home) is first
+    assert reads == []
+
+
+def test_recent_files_are_read_again_whatever_their_signature(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compose_soul(home)
+    reads = forbid_reads(monkeypatch)  # the files were written just now: inside the window
+    compose_soul(home)
+    assert sorted(reads) == ["IDENTITY.md", "MEMORY.md", "SKILL.md"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param("rewrite", id="same-size-rewrite-times-restored"),
+        pytest.param("rename", id="renamed-over"),
+        pytest.param("relink", id="link-pointed-elsewhere"),
+    ],
+)
+def test_a_quiet_file_changed_behind_the_memo_is_seen(home: Path, quiet: None, change: str) -> None:
+    write(home / "notes/a.md", "- likes tea\n")
+    write(home / "notes/b.md", "- likes tan\n")
+    memory = home / "MEMORY.md"
+    if change == "relink":
+        memory.unlink()
+        memory.symlink_to("notes/a.md")
+    assert compose_soul(home).memory_entries == ("likes tea",)
+    before = os.stat(memory)
+    if change == "rewrite":
+        memory.write_text("# Notes\n\n- likes tan\n", encoding="utf-8")
+        # File times tick coarsely: wait (bounded) for ctime to move, as it does for a
+        # person's edit, then put mtime back. Only ctime then tells the two apart.
+        for _ in range(100_000):
+            if os.stat(memory).st_ctime_ns != before.st_ctime_ns:
+                break
+            os.chmod(memory, 0o644)
+        os.utime(memory, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = os.stat(memory)
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        assert after.st_ctime_ns != before.st_ctime_ns
+    elif change == "rename":
+        write(home / "new.md", "# Notes\n\n- likes tan\n")
+        os.replace(home / "new.md", memory)
+    else:
+        memory.unlink()
+        memory.symlink_to("notes/b.md")
+    assert compose_soul(home).memory_entries == ("likes tan",)

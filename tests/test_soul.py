@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from toolnexus.agents import Home, Soul, compose_soul, memory_tool
-from toolnexus.agents._load import Source, clear_memos
+from toolnexus.agents._load import Source
+from toolnexus.agents._memo import clear_memos
 from toolnexus.agents.skills import skill_tool
 from toolnexus.agents.soul import SOUL_BUDGET_CHARS, SkillSummary, Withheld
 from toolnexus.errors import HomeError
@@ -506,12 +507,12 @@ def test_a_near_miss_skill_file_refreshes_the_hint(tmp_path: Path) -> None:
     )
 
 
-def test_unchanged_home_returns_an_equal_snapshot(copy_home: CopyHome) -> None:
+def test_unchanged_home_returns_the_same_snapshot(copy_home: CopyHome) -> None:
     home = copy_home("basic")
     first = compose_soul(home)
-    assert compose_soul(home) == first
+    assert compose_soul(home) is first
     _edit(home / "MEMORY.md")
-    assert compose_soul(home) != first
+    assert compose_soul(home) is not first
 
 
 def test_skill_tool_and_soul_agree(copy_home: CopyHome) -> None:

@@ -1,22 +1,16 @@
 """Load a home: every file read through `_files`, parsed, checked, and memoised by content.
 
 The loaders collect problems rather than stop at the first, so `check` reports
-them all. Parsing is memoised by content: each file is read whole on every load
-and its SHA-256 looked up, so a memo can never serve text older than the disk
-(no stat-based shortcut for a same-size rewrite inside one mtime tick to fool).
-Safety verdicts are memoised by entry text, so after a memory write only the
-new entry is scanned. Both memos are pure-function caches bounded by bytes.
+them all. Every parse goes through the content memos of `_memo`, so loading an
+unchanged home parses nothing again and can never serve old content.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
 import jinja2
 from pydantic import BaseModel, ConfigDict
@@ -36,7 +30,7 @@ from ._files import (
 from ._frontmatter import normalize_newlines
 from ._identity import Identity, Target, parse_identity
 from ._memfile import MemoryDocument, parse_memory
-from ._safety import scan_text
+from ._memo import memo, parsed, verdict
 from ._skillfile import Skill, SkillInfo, parse_skill
 from ._template import DEFAULT_TEMPLATE, compile_template, default_template
 
@@ -45,7 +39,6 @@ __all__ = [
     "MemoryFile",
     "SkillScan",
     "Source",
-    "clear_memos",
     "find_identity",
     "load_home",
     "load_identity",
@@ -55,102 +48,6 @@ __all__ = [
     "scan_skills",
     "valid_skills",
 ]
-
-T = TypeVar("T")
-
-
-# -- the memos -------------------------------------------------------------------------
-
-#: Budgets of the parse memo and the safety-verdict memo, in (estimated) bytes kept.
-_PARSED_BUDGET = 32 * 2**20
-_VERDICTS_BUDGET = 8 * 2**20
-#: What one memoised value costs beyond its text (the objects, the key).
-_ENTRY_OVERHEAD = 512
-
-
-class _LRU:
-    """A mapping that forgets its least recently used items past a budget of bytes."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.used = 0
-        self._items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
-
-    def get(self, key: Any) -> Any:
-        item = self._items.get(key)
-        if item is None:
-            return None
-        self._items.move_to_end(key)
-        return item[0]
-
-    def put(self, key: Any, value: Any, cost: int) -> None:
-        old = self._items.pop(key, None)
-        if old is not None:
-            self.used -= old[1]
-        self._items[key] = (value, cost)
-        self.used += cost
-        while self.used > self.budget and len(self._items) > 1:
-            _, (_, dropped) = self._items.popitem(last=False)
-            self.used -= dropped
-
-    def clear(self) -> None:
-        self._items.clear()
-        self.used = 0
-
-
-_PARSED = _LRU(_PARSED_BUDGET)
-_VERDICTS = _LRU(_VERDICTS_BUDGET)
-
-
-def clear_memos() -> None:
-    """Forget every memoised parse and verdict (benchmarks use it; correctness never needs it)."""
-    _PARSED.clear()
-    _VERDICTS.clear()
-
-
-def _memo(
-    kind: str,
-    path: str,
-    data: bytes,
-    parse: Callable[[str, Path], T],
-    *,
-    cost: Callable[[Any], int] | None = None,
-) -> tuple[str, T | HomeError]:
-    """Return the bytes' SHA-256 and `parse(text, path)`, memoised by kind, path and content.
-
-    `parse` gets the text with BOM and line endings normalised, and must be pure
-    (its result may depend on `path`, so the path is part of the key). A
-    `HomeError` it raises, or text that is not UTF-8, is the result instead.
-    """
-    sha = hashlib.sha256(data).hexdigest()
-    key = (kind, path, sha)
-    value = _PARSED.get(key)
-    if value is None:
-        try:
-            value = parse(normalize_newlines(decode(data, path)), Path(path))
-        except HomeError as exc:
-            value = exc
-        weight = len(data) if cost is None or isinstance(value, HomeError) else cost(value)
-        _PARSED.put(key, value, _ENTRY_OVERHEAD + weight)
-    return sha, value
-
-
-def _parsed(kind: str, path: str, data: bytes, parse: Callable[[str, Path], T]) -> tuple[str, T]:
-    """`_memo`, raising the problem instead of returning it."""
-    sha, value = _memo(kind, path, data, parse)
-    if isinstance(value, HomeError):
-        raise value.with_traceback(None)
-    return sha, value
-
-
-def verdict(text: str) -> tuple[str, ...]:
-    """`scan_text(text)`, memoised by text: after a write only the new entry is scanned."""
-    reasons: tuple[str, ...] | None = _VERDICTS.get(text)
-    if reasons is None:
-        reasons = scan_text(text)
-        _VERDICTS.put(text, reasons, _ENTRY_OVERHEAD + len(text))
-    return reasons
-
 
 # -- what a home holds ------------------------------------------------------------------
 
@@ -218,11 +115,7 @@ def find_identity(home: Path) -> tuple[str, Identity] | None:
     Raises:
         HomeError: when it cannot be read or breaks a rule (every problem listed).
     """
-    path = os.fspath(home / IDENTITY_FILE)
-    data = read_file(path)
-    if data is None:
-        return None
-    return _parsed("identity", path, data, _parse_identity)
+    return parsed("identity", os.fspath(home / IDENTITY_FILE), _parse_identity)
 
 
 def load_identity(home: Path) -> tuple[str, Identity]:
@@ -247,11 +140,8 @@ def load_memory(home: Path, target: Target) -> tuple[str | None, MemoryFile]:
     Raises:
         HomeError: when it exists but cannot be read as UTF-8 text.
     """
-    path = os.fspath(home / MEMORY_FILES[target])
-    data = read_file(path)
-    if data is None:
-        return None, _EMPTY_MEMORY
-    return _parsed("memory", path, data, _parse_memory)
+    found = parsed("memory", os.fspath(home / MEMORY_FILES[target]), _parse_memory)
+    return (None, _EMPTY_MEMORY) if found is None else found
 
 
 def load_template(home: Path) -> tuple[str | None, jinja2.Template | str | None]:
@@ -260,11 +150,8 @@ def load_template(home: Path) -> tuple[str | None, jinja2.Template | str | None]
     Raises:
         HomeError: when it exists but cannot be read as UTF-8 text.
     """
-    path = os.fspath(home / TEMPLATE_FILE)
-    data = read_file(path)
-    if data is None:
-        return None, None
-    return _parsed("template", path, data, compile_template)
+    found = parsed("template", os.fspath(home / TEMPLATE_FILE), compile_template)
+    return (None, None) if found is None else found
 
 
 def scan_skills(home: Path) -> SkillScan:
@@ -305,13 +192,13 @@ def scan_skills(home: Path) -> SkillScan:
         path = entry.path + os.sep + SKILL_FILE
         sha: str | None = _UNREADABLE
         try:
-            data = read_file(path)
+            found = memo("skill", path, _parse_skill, cost=_skill_cost)
         except HomeError as exc:
             problems.extend(exc.problems)
         else:
             sha = None
-            if data is not None:
-                sha, parsed = _memo("skill", path, data, _parse_skill, cost=_skill_cost)
+            if found is not None:
+                sha, parsed = found
                 if isinstance(parsed, HomeError):
                     problems.extend(parsed.problems)
                 else:

@@ -128,7 +128,22 @@ def compose_soul(dir: str | os.PathLike[str], *, strict: bool = True) -> Soul:
         problems += loaded.scan.problems
     if problems:
         raise HomeError.of(problems)
-    return _build(loaded, strict=strict)
+    # A soul is a pure function of its sources' content (and `strict`): while every
+    # hash is unchanged, the last one is the answer, and rendering is skipped.
+    key = (loaded.home, strict)
+    last = _LAST.get(key)
+    if last is not None and last[0] == loaded.hashes:
+        return last[1]
+    soul = _build(loaded, strict=strict)
+    if len(_LAST) >= _LAST_MAX:
+        _LAST.clear()
+    _LAST[key] = (loaded.hashes, soul)
+    return soul
+
+
+#: The last soul per (home, strict) with the source hashes it was built from.
+_LAST: dict[tuple[Path, bool], tuple[tuple[tuple[str, str | None], ...], Soul]] = {}
+_LAST_MAX = 256
 
 
 def _build(loaded: Loaded, *, strict: bool) -> Soul:
