@@ -34,7 +34,6 @@ T = TypeVar("T")
 #: Budgets of the parse memo and the safety-verdict memo, in (estimated) bytes kept.
 _PARSED_BUDGET = 32 * 2**20
 _VERDICTS_BUDGET = 8 * 2**20
-_SEEN_BUDGET = 2**20
 #: What one memoised value costs beyond its text (the objects, the key).
 _ENTRY_OVERHEAD = 512
 
@@ -74,7 +73,9 @@ class _LRU:
 
 _PARSED = _LRU(_PARSED_BUDGET)
 _VERDICTS = _LRU(_VERDICTS_BUDGET)
-_SEEN = _LRU(_SEEN_BUDGET)
+#: Files as last read, by path: a few hundred bytes each, forgotten all at once when full.
+_SEEN: dict[str, _Seen] = {}
+_SEEN_MAX = 4096
 
 
 def clear_memos() -> None:
@@ -114,27 +115,29 @@ def fingerprint(path: str) -> tuple[str, bytes | None] | None:
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        _SEEN.drop(path)
+        _SEEN.pop(path, None)
         return None
     except OSError:
         st = None  # read_file names the problem
-    if st is not None and stat.S_ISREG(st.st_mode):
+    regular = st is not None and stat.S_ISREG(st.st_mode)
+    if regular:
+        assert st is not None
         signature = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        seen: _Seen | None = _SEEN.get(path)
-        if (
-            seen is not None
-            and seen.signature == signature
-            and max(st.st_mtime_ns, st.st_ctime_ns) < seen.read_ns - RACY_WINDOW_NS
-        ):
-            return seen.sha, None
+        seen = _SEEN.get(path)
+        if seen is not None and seen.signature == signature:
+            quiet_since = seen.read_ns - RACY_WINDOW_NS
+            if st.st_mtime_ns < quiet_since and st.st_ctime_ns < quiet_since:
+                return seen.sha, None
     read_ns = time.time_ns()
     data = read_file(path)
     if data is None:
-        _SEEN.drop(path)
+        _SEEN.pop(path, None)
         return None
     sha = hashlib.sha256(data).hexdigest()
-    if st is not None and stat.S_ISREG(st.st_mode):
-        _SEEN.put(path, _Seen(signature, sha, read_ns), _ENTRY_OVERHEAD)
+    if regular:
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[path] = _Seen(signature, sha, read_ns)
     return sha, data
 
 
