@@ -27,7 +27,6 @@ from ._files import (
     decode,
     read_file,
 )
-from ._frontmatter import normalize_newlines
 from ._identity import Identity, Target, parse_identity
 from ._memfile import MemoryDocument, parse_memory
 from ._memo import memo, parsed, verdict
@@ -239,7 +238,7 @@ def load_skill(path: Path) -> Skill:
     data = read_file(path)
     if data is None:
         raise HomeError(f"{path}: removed while loading skills")
-    return parse_skill(normalize_newlines(decode(data, path)), path=path)[0]
+    return parse_skill(decode(data, path), path=path)[0]  # it normalises line endings
 
 
 def load_home(home: Path) -> Loaded:

@@ -54,17 +54,14 @@ class _LRU:
         return item[0]
 
     def put(self, key: Any, value: Any, cost: int) -> None:
-        self.drop(key)
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.used -= old[1]
         self._items[key] = (value, cost)
         self.used += cost
         while self.used > self.budget and len(self._items) > 1:
             _, (_, dropped) = self._items.popitem(last=False)
             self.used -= dropped
-
-    def drop(self, key: Any) -> None:
-        old = self._items.pop(key, None)
-        if old is not None:
-            self.used -= old[1]
 
     def clear(self) -> None:
         self._items.clear()
