@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,13 +195,13 @@ def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
 def forbid_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every home file read from now on."""
     reads: list[str] = []
-    real = _memo.read_file
+    real = _memo.read_capped
 
-    def recording(path: str) -> bytes | None:
+    def recording(path: str, **kwargs: Any) -> bytes | None:
         reads.append(Path(path).name)
-        return real(path)
+        return real(path, **kwargs)
 
-    monkeypatch.setattr(_memo, "read_file", recording)
+    monkeypatch.setattr(_memo, "read_capped", recording)
     return reads
 
 

@@ -438,15 +438,17 @@ def test_a_person_editing_between_calls_loses_nothing(tmp_path: Path) -> None:
 
 
 def test_symlinked_file_stays_a_symlink(tmp_path: Path) -> None:
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    (shared / "USER.md").write_text("- likes tea\n", encoding="utf-8")
+    # A link that stays inside the home is followed (one outside is refused: test_door).
     home = tmp_path / "home"
-    home.mkdir()
-    (home / "USER.md").symlink_to(shared / "USER.md")
+    shared = home / "shared"
+    shared.mkdir(parents=True)
+    (shared / "USER.md").write_text("- likes tea\n", encoding="utf-8")
+    (home / "USER.md").symlink_to("shared/USER.md")
     MemoryStore(home, "user", limit=4000).add("likes rain")
     assert (home / "USER.md").is_symlink()
     assert read(shared / "USER.md") == "- likes tea\n- likes rain\n"
+    # The lock lives beside the real file, inside the home.
+    assert sorted(os.listdir(shared)) == [".USER.md.lock", "USER.md"]
 
 
 def test_rewrite_keeps_permissions(tmp_path: Path) -> None:
@@ -472,17 +474,21 @@ def test_read_creates_nothing(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == []
 
 
-def test_stale_temp_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
+def test_only_the_tools_own_stale_temps_are_cleaned(tmp_path: Path) -> None:
     s = store(tmp_path, "- kept\n")
-    (tmp_path / ".MEMORY.md.0123abcd.tmp").write_text("- half-writ", encoding="utf-8")
-    (tmp_path / ".USER.md.0123abcd.tmp").write_text("other file", encoding="utf-8")
+    # Ours, left by a writer that died; and files a person (or another tool) made.
+    (tmp_path / ".MEMORY.md.toolnexus-0123abcd.tmp").write_text("- half-writ", encoding="utf-8")
+    theirs = [
+        ".MEMORY.md.0123abcd.tmp",
+        ".MEMORY.md.toolnexus-notours.tmp",
+        ".USER.md.toolnexus-0123abcd.tmp",
+    ]
+    for name in theirs:
+        (tmp_path / name).write_text("a person's file", encoding="utf-8")
     assert Home(s.dir).memory().entries == ("kept",)
     s.add("new")
-    assert sorted(os.listdir(tmp_path)) == [
-        ".MEMORY.md.lock",
-        ".USER.md.0123abcd.tmp",
-        "MEMORY.md",
-    ]
+    assert sorted(os.listdir(tmp_path)) == sorted([".MEMORY.md.lock", "MEMORY.md", *theirs])
+    assert all(read(tmp_path / name) == "a person's file" for name in theirs)
 
 
 # -- write failures ------------------------------------------------------------------
@@ -492,23 +498,31 @@ def _fail_file_fsync(fd: int) -> None:
     raise OSError(errno.ENOSPC, "No space left on device")
 
 
-def _fail_replace(src: object, dst: object) -> None:
+def _fail_swap(self: object, src: object, dst: object) -> None:
     raise OSError(errno.EIO, "Input/output error")
 
 
 @pytest.mark.parametrize(
-    ("name", "broken", "reason"),
+    ("owner", "name", "broken", "reason"),
     [
-        pytest.param("fsync", _fail_file_fsync, "No space left on device", id="fsync-enospc"),
-        pytest.param("replace", _fail_replace, "Input/output error", id="replace-eio"),
+        pytest.param(os, "fsync", _fail_file_fsync, "No space left on device", id="fsync-enospc"),
+        pytest.param(_store.Folder, "exchange", _fail_swap, "Input/output error", id="swap-eio"),
+        pytest.param(_store.Folder, "replace", _fail_swap, "Input/output error", id="rename-eio"),
     ],
 )
 def test_a_failed_write_leaves_the_file_and_no_temp(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, broken: Any, reason: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    owner: Any,
+    name: str,
+    broken: Any,
+    reason: str,
 ) -> None:
     (tmp_path / "MEMORY.md").write_text("- keep me\n", encoding="utf-8")
     s = MemoryStore(tmp_path, "self", limit=8000, fsync=True)
-    monkeypatch.setattr(os, name, broken)
+    if name == "replace":  # the check-then-rename path, where there is no swap
+        monkeypatch.setattr(_store.Folder, "exchange", lambda self, a, b: False)
+    monkeypatch.setattr(owner, name, broken)
     with pytest.raises(MemoryEditError) as info:
         s.add("new note")
     monkeypatch.undo()
@@ -528,7 +542,7 @@ async def test_a_read_only_folder_is_a_clear_error(
 
     def read_only(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
         # What a read-only folder does (chmod is no help when tests run as root).
-        if flags & os.O_CREAT and Path(path).parent == tmp_path:
+        if flags & os.O_CREAT:
             raise PermissionError(errno.EACCES, "Permission denied", str(path))
         return real_open(path, flags, *args, **kwargs)
 
@@ -547,10 +561,10 @@ async def test_a_read_only_folder_is_a_clear_error(
 def test_a_failed_folder_sync_after_the_rename_reports_success(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def eio(folder: Path) -> None:
+    def eio(folder: object) -> None:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(_store, "_fsync_dir", eio)
+    monkeypatch.setattr(_store.Folder, "sync", eio)
     s = MemoryStore(tmp_path, "self", limit=8000, fsync=True)
     message = s.add("saved anyway")
     assert message.startswith("added to MEMORY.md. " + LOADS)

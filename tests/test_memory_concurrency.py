@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from toolnexus.agents import _store
+from toolnexus.agents._files import Door
 from toolnexus.agents.home import Home
 from toolnexus.agents.memory import MemoryStore, memory_tool, parse_memory
 
@@ -176,16 +177,17 @@ PAUSED_WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
+    import toolnexus.agents._store as store
     import toolnexus.agents.memory as memory
 
-    real = memory.atomic_write
+    real = store._write_temp
 
     def paused(*args, **kwargs):
         print("computed", flush=True)
         sys.stdin.readline()
         return real(*args, **kwargs)
 
-    memory.atomic_write = paused
+    store._write_temp = paused
     print(memory.MemoryStore(Path(sys.argv[1]), "self", limit=10**6).add("entry from A"))
     """
 )
@@ -217,8 +219,10 @@ def test_a_fork_during_a_write_does_not_keep_the_lock(tmp_path: Path) -> None:
     path = tmp_path / "MEMORY.md"
     inside, release = threading.Event(), threading.Event()
 
+    folder, name = _store.Folder.of(Door(tmp_path), str(path))
+
     def hold() -> None:
-        with _store.locked(path):
+        with _store.locked(folder, name):
             inside.set()
             release.wait()
 
@@ -243,7 +247,7 @@ def test_a_fork_during_a_write_does_not_keep_the_lock(tmp_path: Path) -> None:
         release.set()
         holder.join()
         # The child is still alive; the lock must be free all the same.
-        fd = os.open(_store.lock_path(path), os.O_RDWR)
+        fd = os.open(tmp_path / ".MEMORY.md.lock", os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
@@ -251,3 +255,4 @@ def test_a_fork_during_a_write_does_not_keep_the_lock(tmp_path: Path) -> None:
     finally:
         os.close(write_end)
         os.waitpid(pid, 0)
+        folder.close()

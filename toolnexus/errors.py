@@ -7,6 +7,7 @@ ToolnexusError                  root: catch this to catch anything toolnexus rai
 │   └── MemoryEditError         a memory action that cannot apply (not found, ambiguous,
 │                               full, rejected text, disk error); the model reads it
 ├── HomeError                   a home directory breaks a rule (names file, line/key, rule)
+│   └── HomeFileError           one file refused by the door: a link out, a FIFO, too big, …
 ├── ArgumentError (ValueError)  a function was given an argument value it cannot use
 └── AgentError                  an agent cannot be wired or a conversation cannot go on
     ├── ModelError              a model provider failed or answered nonsense
@@ -32,6 +33,7 @@ __all__ = [
     "AgentError",
     "ArgumentError",
     "HomeError",
+    "HomeFileError",
     "MemoryEditError",
     "ModelError",
     "ToolDefinitionError",
@@ -43,6 +45,12 @@ __all__ = [
 #: Why a memory action was refused; `MemoryEditError.kind` is always one of these.
 MemoryEditKind = Literal["invalid", "not_found", "ambiguous", "full", "rejected", "io", "internal"]
 MEMORY_EDIT_KINDS: tuple[MemoryEditKind, ...] = get_args(MemoryEditKind)
+
+#: Why the door refused a home file; `HomeFileError.reason` is always one of these.
+FileRefusal = Literal[
+    "folder", "special", "link_out", "link_broken", "too_large", "not_utf8", "unreadable"
+]
+FILE_REFUSALS: tuple[FileRefusal, ...] = get_args(FileRefusal)
 
 
 class ToolnexusError(Exception):
@@ -104,6 +112,26 @@ class HomeError(_ProblemList):
         if len(listed) == 1:
             return cls(listed[0])
         return cls(f"{len(listed)} problems in the home", problems=listed)
+
+
+class HomeFileError(HomeError):
+    """A home file the door will not read; `path` names it and `reason` says why.
+
+    `reason` is one of `FILE_REFUSALS`: `"folder"`, `"special"` (a FIFO, device or
+    socket, never opened in a way that blocks), `"link_out"` (a link whose target
+    leaves the home), `"link_broken"` (a link to nothing), `"too_large"` (over
+    the file's byte cap), `"not_utf8"` or `"unreadable"` (the system refused the read).
+    """
+
+    path: str
+    reason: FileRefusal
+
+    def __init__(self, message: str, *, path: str, reason: FileRefusal) -> None:
+        if reason not in FILE_REFUSALS:
+            raise ValueError(f"reason: {reason!r} is not one of {', '.join(FILE_REFUSALS)}")
+        self.path = path
+        self.reason = reason
+        super().__init__(message)
 
 
 class ArgumentError(ToolnexusError, ValueError):

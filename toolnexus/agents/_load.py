@@ -9,25 +9,28 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import HomeError
+from ..errors import HomeError, HomeFileError
 from ._files import (
+    FILE_CAP,
     IDENTITY_FILE,
     MEMORY_FILES,
     MEMORY_ORDER,
     SKILL_FILE,
     SKILLS_DIR,
     TEMPLATE_FILE,
+    Door,
     check_home,
     decode,
-    read_file,
+    memory_cap,
 )
-from ._identity import Identity, Target, parse_identity
+from ._identity import Identity, MemoryLimits, Target, parse_identity
 from ._memfile import MemoryDocument, parse_memory
 from ._memo import memo, parsed, verdict
 from ._skillfile import Skill, SkillInfo, parse_skill
@@ -104,8 +107,17 @@ class Loaded:
     scan: SkillScan
     #: (path, sha256) per source, in a fixed order: cheap to compare.
     hashes: tuple[tuple[str, str | None], ...]
-    #: Everything that stops a soul from being composed, strict or not.
-    problems: tuple[str, ...]
+    #: What is wrong with IDENTITY.md: no soul can be composed without it.
+    identity_problems: tuple[str, ...]
+    #: What is wrong with the rest, by the part it withholds: the template
+    #: ("template") or a memory file (its target). Strict: errors; tolerant: that
+    #: part is left out (the default template, an empty file) with a warning.
+    part_problems: tuple[tuple[str, str], ...]
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Every problem outside skills/ (skills report theirs in `scan`)."""
+        return self.identity_problems + tuple(p for _, p in self.part_problems)
 
 
 def find_identity(home: Path) -> tuple[str, Identity] | None:
@@ -114,7 +126,7 @@ def find_identity(home: Path) -> tuple[str, Identity] | None:
     Raises:
         HomeError: when it cannot be read or breaks a rule (every problem listed).
     """
-    return parsed("identity", os.fspath(home / IDENTITY_FILE), _parse_identity)
+    return parsed(Door(home), "identity", os.fspath(home / IDENTITY_FILE), _parse_identity)
 
 
 def load_identity(home: Path) -> tuple[str, Identity]:
@@ -133,14 +145,33 @@ def load_identity(home: Path) -> tuple[str, Identity]:
     return found
 
 
-def load_memory(home: Path, target: Target) -> tuple[str | None, MemoryFile]:
+def load_memory(
+    home: Path, target: Target, *, limit: int | None = None
+) -> tuple[str | None, MemoryFile]:
     """Return a memory file's content hash (None if absent) and its parsed, checked blocks.
 
+    `limit` (characters) sets the file's byte cap (`memory_cap`); by default it is
+    the home's `memory_limits`, or the package default when IDENTITY.md cannot
+    tell.
+
     Raises:
-        HomeError: when it exists but cannot be read as UTF-8 text.
+        HomeFileError: when the door refuses it (a link out, not a regular file,
+            over its cap, not UTF-8 text).
     """
-    found = parsed("memory", os.fspath(home / MEMORY_FILES[target]), _parse_memory)
+    if limit is None:
+        limit = _limits(home).for_target(target)
+    path = os.fspath(home / MEMORY_FILES[target])
+    found = parsed(Door(home), "memory", path, _parse_memory, cap=memory_cap(limit))
     return (None, _EMPTY_MEMORY) if found is None else found
+
+
+def _limits(home: Path) -> MemoryLimits:
+    """The home's memory limits, or the defaults when IDENTITY.md is absent or broken."""
+    try:
+        found = find_identity(home)
+    except HomeError:
+        found = None
+    return MemoryLimits() if found is None else found[1].config.memory_limits
 
 
 def load_template(home: Path) -> tuple[str | None, jinja2.Template | str | None]:
@@ -149,7 +180,7 @@ def load_template(home: Path) -> tuple[str | None, jinja2.Template | str | None]
     Raises:
         HomeError: when it exists but cannot be read as UTF-8 text.
     """
-    found = parsed("template", os.fspath(home / TEMPLATE_FILE), compile_template)
+    found = parsed(Door(home), "template", os.fspath(home / TEMPLATE_FILE), compile_template)
     return (None, None) if found is None else found
 
 
@@ -158,18 +189,24 @@ def scan_skills(home: Path) -> SkillScan:
 
     Hidden entries (a leading dot) are ignored; a plain file directly under
     skills/ is ignored with a warning (skills are folders); a folder without a
-    SKILL.md, or with a bad one, is a problem.
+    SKILL.md, or with a bad one, is a problem, and so is a link that leaves the
+    home (a link inside it is followed).
     """
+    door = Door(home)
     # Strings, not Paths, in this loop: it runs per skill on every compose.
     root = os.fspath(home / SKILLS_DIR)
     try:
+        found = door.resolve(root)
+    except HomeFileError as exc:
+        return SkillScan(skills=(), problems=(str(exc),), warnings=(), hashes=(_listing([]),))
+    if found is None:
+        return SkillScan(skills=(), problems=(), warnings=(), hashes=((_LISTING, None),))
+    if not stat.S_ISDIR(found[1].st_mode):
+        problem = f"{root}: is not a folder: skills live in skills/<name>/SKILL.md"
+        return SkillScan(skills=(), problems=(problem,), warnings=(), hashes=(_listing([]),))
+    try:
         with os.scandir(root) as it:
             entries = sorted((e for e in it if not e.name.startswith(".")), key=_entry_name)
-    except (FileNotFoundError, NotADirectoryError):
-        if os.path.lexists(root):
-            problem = f"{root}: is not a folder: skills live in skills/<name>/SKILL.md"
-            return SkillScan(skills=(), problems=(problem,), warnings=(), hashes=(_listing([]),))
-        return SkillScan(skills=(), problems=(), warnings=(), hashes=((_LISTING, None),))
     except OSError as exc:  # a folder without read permission, say
         problem = f"{root}: cannot be read: {exc.strerror or exc}"
         return SkillScan(skills=(), problems=(problem,), warnings=(), hashes=(_listing([]),))
@@ -180,7 +217,17 @@ def scan_skills(home: Path) -> SkillScan:
     hashes: list[tuple[str, str | None]] = []
     for entry in entries:
         name = entry.name
-        if not entry.is_dir():
+        if entry.is_symlink():
+            try:
+                is_dir = stat.S_ISDIR(door.follow(entry.path)[1].st_mode)
+            except HomeFileError as exc:
+                problems.append(str(exc))
+                names.append(name + "/")
+                hashes.append((f"{SKILLS_DIR}/{name}", _UNREADABLE))
+                continue
+        else:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        if not is_dir:
             names.append(name)
             warnings.append(
                 f"{entry.path}: ignored: not a skill folder "
@@ -191,18 +238,18 @@ def scan_skills(home: Path) -> SkillScan:
         path = entry.path + os.sep + SKILL_FILE
         sha: str | None = _UNREADABLE
         try:
-            found = memo("skill", path, _parse_skill, cost=_skill_cost)
+            found_skill = memo(door, "skill", path, _parse_skill, cost=_skill_cost)
         except HomeError as exc:
             problems.extend(exc.problems)
         else:
             sha = None
-            if found is not None:
-                sha, parsed = found
-                if isinstance(parsed, HomeError):
-                    problems.extend(parsed.problems)
+            if found_skill is not None:
+                sha, parsed_skill = found_skill
+                if isinstance(parsed_skill, HomeError):
+                    problems.extend(parsed_skill.problems)
                 else:
-                    skills.append(parsed[0])
-                    warnings.extend(parsed[1])
+                    skills.append(parsed_skill[0])
+                    warnings.extend(parsed_skill[1])
         hashes.append((f"{SKILLS_DIR}/{name}/{SKILL_FILE}", sha))
         if sha is None:
             near = _near_skill_files(entry.path)
@@ -229,13 +276,13 @@ def valid_skills(home: Path, *, strict: bool) -> tuple[SkillInfo, ...]:
     return scan.skills
 
 
-def load_skill(path: Path) -> Skill:
-    """Read and parse one SKILL.md, body included (not memoised: a body may be large).
+def load_skill(home: Path, path: Path) -> Skill:
+    """Read and parse one SKILL.md of `home`, body included (not memoised: a body may be large).
 
     Raises:
-        HomeError: when it is gone, cannot be read, or breaks a rule.
+        HomeError: when it is gone, refused by the door, or breaks a rule.
     """
-    data = read_file(path)
+    data = Door(home).read(os.fspath(path), cap=FILE_CAP)
     if data is None:
         raise HomeError(f"{path}: removed while loading skills")
     return parse_skill(decode(data, path), path=path)[0]  # it normalises line endings
@@ -248,37 +295,41 @@ def load_home(home: Path) -> Loaded:
         HomeError: only when `home` is not an existing folder.
     """
     check_home(home)
-    problems: list[str] = []
+    identity_problems: tuple[str, ...] = ()
+    part_problems: list[tuple[str, str]] = []
     identity: Identity | None = None
     id_sha: str | None = _UNREADABLE
     try:
         id_sha, identity = load_identity(home)
     except HomeError as exc:
-        problems.extend(exc.problems)
+        identity_problems = exc.problems
     template: jinja2.Template | None = default_template()
     template_name = DEFAULT_TEMPLATE
     tpl_sha: str | None = _UNREADABLE
     try:
         tpl_sha, compiled = load_template(home)
     except HomeError as exc:
-        problems.extend(exc.problems)
+        part_problems.extend(("template", p) for p in exc.problems)
         template = None
     else:
         if compiled is not None:
             template_name = str(home / TEMPLATE_FILE)
             if isinstance(compiled, str):
-                problems.append(compiled)
+                part_problems.append(("template", compiled))
                 template = None
             else:
                 template = compiled
+    limits = identity.config.memory_limits if identity is not None else MemoryLimits()
     memory: dict[Target, MemoryFile] = {}
     shas: dict[Target, str | None] = {}
     for target in MEMORY_ORDER:
         try:
-            shas[target], memory[target] = load_memory(home, target)
+            shas[target], memory[target] = load_memory(
+                home, target, limit=limits.for_target(target)
+            )
         except HomeError as exc:
-            problems.extend(exc.problems)
-            shas[target] = _UNREADABLE
+            part_problems.extend((target, p) for p in exc.problems)
+            shas[target], memory[target] = _UNREADABLE, _EMPTY_MEMORY
     scan = scan_skills(home)
     hashes = (
         (IDENTITY_FILE, id_sha),
@@ -294,7 +345,8 @@ def load_home(home: Path) -> Loaded:
         memory=memory,
         scan=scan,
         hashes=hashes,
-        problems=tuple(problems),
+        identity_problems=identity_problems,
+        part_problems=tuple(part_problems),
     )
 
 

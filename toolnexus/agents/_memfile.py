@@ -13,8 +13,11 @@ simple enough for a person editing the file to predict.
   writes them); empty lines followed by such a line belong to it too, as in a
   Markdown list item.
 * Every other line (headings, paragraphs, blank lines, `*` bullets) is prose.
-* A leading UTF-8 BOM and the file's newline style (LF or CRLF) are kept; an
-  entry's logical `text` never contains the `\\r` of a CRLF line end.
+* Line endings are normalised before parsing (CRLF, a lone CR, a mix: all LF),
+  so a file reads the same whoever reads it. A leading UTF-8 BOM and the file's
+  newline style (CRLF when its first line ends so, else LF) are kept for
+  writing back: a file in one style renders back byte for byte, and a file
+  with old Mac (CR) or mixed line endings is written in LF.
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ _INDENT_CHARS = frozenset(" \t")  # a line starting with one continues the entry
 class Block:
     """A run of lines in a memory file: one entry, or prose between entries.
 
-    `raw` is the exact source slice (newlines included), so rendering is lossless;
-    `text` is what the entry says (no `- ` marker, no continuation indent, LF line
-    breaks) or, for prose, `raw` itself. `line` is the 1-based line it starts on.
+    `raw` is the source slice with LF line ends (newlines included), so rendering
+    is lossless; `text` is what the entry says (no `- ` marker, no continuation
+    indent) or, for prose, `raw` itself. `line` is the 1-based line it starts on.
     """
 
     kind: Literal["entry", "prose"]
@@ -62,7 +65,7 @@ class MemoryDocument:
     blocks: tuple[Block, ...] = ()
     #: True when the file starts with a UTF-8 byte order mark (kept on rewrite).
     bom: bool = False
-    #: The file's newline style, used for the lines the tool writes.
+    #: The file's newline style, used when it is written back.
     newline: Literal["\n", "\r\n"] = "\n"
     _entries: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
@@ -77,25 +80,22 @@ class MemoryDocument:
 
     @property
     def chars(self) -> int:
-        """Characters the file puts in a prompt: no BOM, a CRLF counts as one."""
-        body = "".join(b.raw for b in self.blocks)
-        return len(body) - body.count("\r\n")
+        """Characters the file puts in a prompt: no BOM, each line break counts as one."""
+        return sum(len(b.raw) for b in self.blocks)
 
     def render(self) -> str:
-        """Return the file text; byte-identical to the parsed input when unmodified."""
-        return (BOM if self.bom else "") + "".join(b.raw for b in self.blocks)
+        """Return the file text in its newline style (a one-style file comes back byte for byte)."""
+        body = "".join(b.raw for b in self.blocks)
+        if self.newline == "\r\n":
+            body = body.replace("\n", "\r\n")
+        return (BOM if self.bom else "") + body
 
 
 def normalize_text(text: str) -> str:
-    """Turn CRLF and lone CR into LF, so text from any client matches file entries."""
+    """Turn CRLF and lone CR into LF: the one line-ending normaliser of home files and tool text."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
-
-
-def _content(line: str) -> str:
-    """A line without its line end (LF, CRLF, or a CR at the very end of the file)."""
-    return line.removesuffix("\n").removesuffix("\r")
 
 
 def _dedent(line: str) -> str:
@@ -118,7 +118,7 @@ def _entry_end(lines: list[str], j: int) -> int:
             j += 1
             continue
         k = j
-        while k < count and not _content(lines[k]):
+        while k < count and lines[k] in ("\n", ""):
             k += 1
         if k in (j, count) or lines[k][:1] not in _INDENT_CHARS:
             break
@@ -130,15 +130,21 @@ def parse_memory(text: str) -> MemoryDocument:
     """Parse memory-file text into entries and prose; never raises.
 
     Args:
-        text: the file's text as decoded from UTF-8 (BOM and CRLF allowed).
+        text: the file's text as decoded from UTF-8 (a BOM and any line endings allowed).
     """
     bom = text.startswith(BOM)
     body = text[1:] if bom else text
+    first = body.find("\n")
+    newline: Literal["\n", "\r\n"] = "\r\n" if first > 0 and body[first - 1] == "\r" else "\n"
+    return _parse(normalize_text(body), bom=bom, newline=newline)
+
+
+def _parse(body: str, *, bom: bool, newline: Literal["\n", "\r\n"]) -> MemoryDocument:
+    """Parse LF-only text (the style to write back is given)."""
     parts = body.split("\n")
     lines = [p + "\n" for p in parts[:-1]]
     if parts[-1]:
         lines.append(parts[-1])
-    newline: Literal["\n", "\r\n"] = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     blocks: list[Block] = []
     i, count = 0, len(lines)
     while i < count:
@@ -146,11 +152,11 @@ def parse_memory(text: str) -> MemoryDocument:
         if line.startswith(ENTRY_PREFIX):
             j = _entry_end(lines, j)
             if j == i + 1:  # the common case: a one-line entry
-                raw, text = line, _content(line)[len(ENTRY_PREFIX) :]
+                raw, text = line, line.removesuffix("\n")[len(ENTRY_PREFIX) :]
             else:
                 raw = "".join(lines[i:j])
-                first = _content(line)[len(ENTRY_PREFIX) :]
-                rest = [_dedent(_content(more)) for more in lines[i + 1 : j]]
+                first = line.removesuffix("\n")[len(ENTRY_PREFIX) :]
+                rest = [_dedent(more.removesuffix("\n")) for more in lines[i + 1 : j]]
                 text = "\n".join([first, *rest])
             blocks.append(Block(kind="entry", raw=raw, text=text, line=i + 1))
         else:
@@ -162,19 +168,19 @@ def parse_memory(text: str) -> MemoryDocument:
     return MemoryDocument(blocks=tuple(blocks), bom=bom, newline=newline)
 
 
-def format_entry(text: str, *, newline: str = "\n") -> str:
-    """Return the raw lines of one entry holding `text` (LF-separated, no CR).
+def format_entry(text: str) -> str:
+    """Return the raw lines of one entry holding `text` (LF line ends).
 
     Every line after the first is indented, so no text can start a second entry
     or a heading: multi-line text stays one entry.
     """
     first, *rest = text.split("\n")
-    return "".join([ENTRY_PREFIX, first, newline, *(INDENT + line + newline for line in rest)])
+    return "".join([ENTRY_PREFIX, first, "\n", *(INDENT + line + "\n" for line in rest)])
 
 
 def _rebuild(doc: MemoryDocument, raws: Iterable[str]) -> MemoryDocument:
     """Parse the edited raw blocks again, so line numbers and blocks stay exact."""
-    return parse_memory((BOM if doc.bom else "") + "".join(raws))
+    return _parse("".join(raws), bom=doc.bom, newline=doc.newline)
 
 
 def append_entry(doc: MemoryDocument, text: str) -> MemoryDocument:
@@ -188,17 +194,14 @@ def append_entry(doc: MemoryDocument, text: str) -> MemoryDocument:
     at = entry_positions[-1] + 1 if entry_positions else len(raws)
     if at and not raws[at - 1].endswith("\n"):
         # Only the file's last line can lack a line end; give it one first.
-        raws[at - 1] += doc.newline
-    raws.insert(at, format_entry(text, newline=doc.newline))
+        raws[at - 1] += "\n"
+    raws.insert(at, format_entry(text))
     return _rebuild(doc, raws)
 
 
 def replace_entries(doc: MemoryDocument, old: str, new: str) -> MemoryDocument:
     """Rewrite every entry whose text is exactly `old` to hold `new` instead."""
-    raws = [
-        format_entry(new, newline=doc.newline) if b.kind == "entry" and b.text == old else b.raw
-        for b in doc.blocks
-    ]
+    raws = [format_entry(new) if b.kind == "entry" and b.text == old else b.raw for b in doc.blocks]
     return _rebuild(doc, raws)
 
 

@@ -12,7 +12,6 @@ API; `_load` is their only user.
 from __future__ import annotations
 
 import hashlib
-import os
 import stat
 import time
 from collections import OrderedDict
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import HomeError
-from ._files import decode, read_file
+from ._files import FILE_CAP, Door, decode, read_capped, too_large
 from ._frontmatter import normalize_newlines
 from ._safety import scan_text
 
@@ -97,28 +96,28 @@ class _Seen:
     read_ns: int
 
 
-def fingerprint(path: str) -> tuple[str, bytes | None] | None:
+def fingerprint(door: Door, path: str, *, cap: int) -> tuple[str, bytes | None] | None:
     """Return a home file's SHA-256, with its bytes when they had to be read; None if absent.
 
-    A regular file whose stat signature (inode, device, size, mtime, ctime) is the
-    one it had when last read, and which had not changed for `RACY_WINDOW_NS` by
-    then, is not read again: a rewrite moves ctime (or the inode, for a rename or a
-    re-pointed link) unless it lands in the same tick as the read, which the window
-    rules out.
+    The file is looked at through `door` (a link may only point inside the home)
+    and must hold at most `cap` bytes. A regular file whose stat signature (inode,
+    device, size, mtime, ctime) is the one it had when last read, and which had
+    not changed for `RACY_WINDOW_NS` by then, is not read again: a rewrite moves
+    ctime (or the inode, for a rename or a re-pointed link) unless it lands in the
+    same tick as the read, which the window rules out.
 
     Raises:
-        HomeError: as `read_file` does.
+        HomeFileError: as `Door.read` does.
     """
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    found = door.resolve(path)
+    if found is None:
         _SEEN.pop(path, None)
         return None
-    except OSError:
-        st = None  # read_file names the problem
-    regular = st is not None and stat.S_ISREG(st.st_mode)
+    target, st = found
+    regular = stat.S_ISREG(st.st_mode)
     if regular:
-        assert st is not None
+        if st.st_size > cap:
+            raise too_large(path, st.st_size, cap)
         signature = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         seen = _SEEN.get(path)
         if seen is not None and seen.signature == signature:
@@ -126,7 +125,7 @@ def fingerprint(path: str) -> tuple[str, bytes | None] | None:
             if st.st_mtime_ns < quiet_since and st.st_ctime_ns < quiet_since:
                 return seen.sha, None
     read_ns = time.time_ns()
-    data = read_file(path)
+    data = read_capped(target, cap=cap, shown=path)
     if data is None:
         _SEEN.pop(path, None)
         return None
@@ -139,10 +138,12 @@ def fingerprint(path: str) -> tuple[str, bytes | None] | None:
 
 
 def memo(
+    door: Door,
     kind: str,
     path: str,
     parse: Callable[[str, Path], T],
     *,
+    cap: int = FILE_CAP,
     cost: Callable[[Any], int] | None = None,
 ) -> tuple[str, T | HomeError] | None:
     """Return a file's SHA-256 and `parse(text, path)`, memoised by kind, path and content.
@@ -153,16 +154,17 @@ def memo(
     result instead.
 
     Raises:
-        HomeError: when the file cannot be read at all (a folder, a FIFO, no permission).
+        HomeFileError: when the door refuses the file (a link out, a FIFO, over
+            `cap`, no permission).
     """
-    found = fingerprint(path)
+    found = fingerprint(door, path, cap=cap)
     if found is None:
         return None
     sha, data = found
     value = _PARSED.get((kind, path, sha))
     if value is None:
         if data is None:  # known by its signature, but its parse was forgotten
-            data = read_file(path)
+            data = door.read(path, cap=cap)
             if data is None:
                 return None
             sha = hashlib.sha256(data).hexdigest()
@@ -175,9 +177,11 @@ def memo(
     return sha, value
 
 
-def parsed(kind: str, path: str, parse: Callable[[str, Path], T]) -> tuple[str, T] | None:
+def parsed(
+    door: Door, kind: str, path: str, parse: Callable[[str, Path], T], *, cap: int = FILE_CAP
+) -> tuple[str, T] | None:
     """`memo`, raising the problem instead of returning it."""
-    found = memo(kind, path, parse)
+    found = memo(door, kind, path, parse, cap=cap)
     if found is None:
         return None
     sha, value = found

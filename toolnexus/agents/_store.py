@@ -1,38 +1,52 @@
-"""Durable file primitives: an inter-process lock and an atomic, fsynced rewrite.
+"""Durable writes of one home file: the lock, and a swap that never loses a concurrent edit.
 
 A memory write must survive concurrent writers (threads, processes, a person
-with an editor) and a crash at any instant. The recipe:
+with an editor), a crash at any instant, and a home whose files are links. The
+recipe:
 
-1. Take a per-file lock: a thread lock, then `fcntl.flock` on a hidden sidecar
+1. Find where the file really lives (`Folder.of`): a link is followed only
+   inside the home (`_files.Door`), and every later step goes through a
+   descriptor of that folder, opened without following links, so nothing is
+   ever created, written or deleted outside the home.
+2. Take a per-file lock: a thread lock, then `fcntl.flock` on a hidden sidecar
    file (`.MEMORY.md.lock`), created on the first write and never deleted by
-   us. Someone else may delete it (a `git clean`, a person tidying hidden
-   files), which lets two processes lock two different inodes; so after the
-   flock the lock file must still be the one at the path (else retry), and the
-   writer checks that again just before its rename (else `LockLost`: the caller
-   redoes its edit from the file on disk).
-2. Under the lock, re-read the file from disk and compute the new text.
-3. Write it to a hidden temp file in the same folder (`.MEMORY.md.<hex>.tmp`),
-   flush and fsync it, `os.replace` it over the file, fsync the folder.
+   us. Someone else may delete it (a `git clean`), which lets two processes lock
+   two different files; so after the flock the lock file must still be the one
+   at the path (else retry), and the writer checks that again just before its
+   swap (else `LockLost`: the caller redoes its edit from the file on disk).
+3. Under the lock, read the file, refuse it when it has no write permission
+   bit (even for root), and compute the new bytes.
+4. Write them to the one temp name this tool uses (`.MEMORY.md.toolnexus.tmp`),
+   fsync, and swap it in. A person's editor does not take our lock, so the swap
+   must hand back exactly what it replaced: on Linux `renameat2(RENAME_EXCHANGE)`
+   swaps the two names atomically, the displaced file is read back, and if it is
+   not the version the edit was made on (someone saved in between), the edit is
+   applied again to that version and swapped in again (bounded). Elsewhere the
+   file is re-read just before a plain rename, which leaves a short window.
+5. fsync the folder.
 
 A forked child closes the lock descriptors it inherited, so a fork during a
-write cannot keep the lock held after the parent lets go.
-
-Readers never lock: a rename is atomic, so they see the old file or the new
-one, never a torn one. Temp files are only created under the lock, so any temp
-file found while holding it belongs to a dead process and is removed.
-
+write cannot keep the lock held after the parent lets go. Readers never lock:
+a rename is atomic, so they see the old file or the new one, never a torn one.
 Without `fcntl` (Windows) only the thread lock applies: writers in one process
 are safe, writers in several processes are not.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
+import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from pathlib import Path
+from typing import Any
+
+from ..errors import HomeFileError
+from ._files import Door, refusal, too_large
 
 try:
     import fcntl
@@ -43,13 +57,29 @@ except ImportError:  # pragma: no cover - not POSIX
 
 __all__ = [
     "HAVE_FLOCK",
+    "TEMP_SUFFIX",
+    "Folder",
     "Lock",
     "LockLost",
-    "atomic_write",
-    "lock_path",
+    "ReadOnlyFile",
+    "SwapConflict",
     "locked",
-    "real_path",
+    "temp_name",
+    "update",
 ]
+
+#: Every temp file this tool writes is `.<file>.toolnexus-<8 hex>.tmp`: no other name is
+#: ever cleaned up.
+TEMP_SUFFIX = ".tmp"
+#: How often a swap is redone when someone keeps saving the file in between.
+SWAP_TRIES = 8
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_READ_FLAGS |= _CLOEXEC | _NOFOLLOW
+_DIR_FDS = os.open in os.supports_dir_fd
 
 _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
@@ -59,6 +89,14 @@ _lock_fds: set[int] = set()
 
 class LockLost(OSError):
     """The lock file was replaced or deleted while held; redo the edit under a new lock."""
+
+
+class ReadOnlyFile(OSError):
+    """The file has no write permission bit: a person marked it read-only, so it is not replaced."""
+
+
+class SwapConflict(OSError):
+    """The file kept changing under the swap, `SWAP_TRIES` times in a row."""
 
 
 def _after_fork_in_child() -> None:
@@ -81,22 +119,206 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def real_path(path: Path) -> Path:
-    """Follow symlinks, so a shared USER.md stays a symlink and is locked in one place."""
-    return Path(os.path.realpath(path))
+def temp_name(name: str) -> str:
+    """A fresh temp name to write `name` through: a pattern only this tool uses."""
+    return f".{name}.toolnexus-{secrets.token_hex(4)}{TEMP_SUFFIX}"
 
 
-def lock_path(path: Path) -> Path:
-    """The hidden sidecar file that `locked` takes the lock on."""
-    return path.with_name(f".{path.name}.lock")
+def _is_temp_of(entry: str, name: str) -> bool:
+    prefix = f".{name}.toolnexus-"
+    token = entry[len(prefix) : -len(TEMP_SUFFIX)]
+    return (
+        entry.startswith(prefix)
+        and entry.endswith(TEMP_SUFFIX)
+        and len(token) == 8
+        and all(c in "0123456789abcdef" for c in token)
+    )
 
 
-def _temp_prefix(path: Path) -> str:
-    return f".{path.name}."
+#: Files whose folder this process has swept of stale temps (once each, not per write).
+_swept: set[str] = set()
 
 
-def _thread_lock(path: Path) -> threading.Lock:
-    key = str(path)
+def _sweep(folder: Folder, name: str, key: str) -> None:
+    """Remove temps of `name` left by writers that died (only lock holders create them)."""
+    if key in _swept:
+        return
+    where: Any = folder.path
+    if folder.fd is not None and os.scandir in os.supports_fd:
+        where = folder.fd  # the folder we hold, not whatever the path names now
+    with os.scandir(where) as it:
+        stale = [e.name for e in it if _is_temp_of(e.name, name)]
+    for entry in stale:
+        with suppress(FileNotFoundError):
+            folder.unlink(entry)
+    _swept.add(key)
+
+
+def _lock_name(name: str) -> str:
+    return f".{name}.lock"
+
+
+# -- the folder a file lives in ------------------------------------------------------------
+
+
+class Folder:
+    """An open folder inside a home: every operation on its files goes through its descriptor.
+
+    Where descriptors cannot name files (`os.supports_dir_fd` is empty, as on
+    Windows), its path is used instead.
+    """
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: str, fd: int | None) -> None:
+        self.path = path
+        self.fd = fd
+
+    @classmethod
+    def of(cls, door: Door, path: str) -> tuple[Folder, str]:
+        """Open the folder that `path` (a file directly in the home) really lives in; and its name.
+
+        A link is followed only to a target inside the home; the folders on the way
+        there are opened one by one without following links, so a folder swapped for
+        a link meanwhile is refused rather than followed.
+
+        Raises:
+            HomeFileError: for a link out of the home or a broken link.
+            OSError: when a folder cannot be opened.
+        """
+        try:
+            is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except FileNotFoundError:
+            is_link = False
+        if not is_link:
+            folder, name = os.path.split(path)
+            return cls(folder, os.open(folder, _DIR_FLAGS) if _DIR_FDS else None), name
+        target, _ = door.follow(path)
+        folder, name = os.path.split(target)
+        if not _DIR_FDS:  # pragma: no cover - Windows
+            return cls(folder, None), name
+        fd = os.open(door.real, _DIR_FLAGS)
+        try:
+            for part in os.path.relpath(folder, door.real).split(os.sep):
+                if part in ("", "."):
+                    continue
+                inner = os.open(part, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+        except BaseException:
+            os.close(fd)
+            raise
+        return cls(folder, fd), name
+
+    def close(self) -> None:
+        """Close the folder's descriptor."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def join(self, name: str) -> str:
+        """The path of `name` in this folder, for messages."""
+        return os.path.join(self.path, name)
+
+    def _at(self, name: str) -> tuple[str, dict[str, Any]]:
+        if self.fd is None:
+            return self.join(name), {}
+        return name, {"dir_fd": self.fd}
+
+    def open(self, name: str, flags: int, mode: int = 0o666) -> int:
+        """`os.open` of `name` in this folder; an error names the file's whole path."""
+        where, kw = self._at(name)
+        try:
+            return os.open(where, flags, mode, **kw)
+        except OSError as exc:
+            exc.filename = self.join(name)
+            raise
+
+    def lstat(self, name: str) -> os.stat_result:
+        """Stat `name` itself (a link is not followed)."""
+        where, kw = self._at(name)
+        return os.stat(where, follow_symlinks=False, **kw)
+
+    def unlink(self, name: str) -> None:
+        """Remove `name` from this folder."""
+        where, kw = self._at(name)
+        os.unlink(where, **kw)
+
+    def replace(self, src: str, dst: str) -> None:
+        """Rename `src` over `dst` (plain, atomic)."""
+        if self.fd is None:
+            os.replace(self.join(src), self.join(dst))
+        else:
+            os.replace(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+
+    def exchange(self, a: str, b: str) -> bool:
+        """Swap the names `a` and `b` atomically; False where the system cannot.
+
+        Raises:
+            OSError: when the swap is possible but fails.
+        """
+        return self.fd is not None and _renameat2(self.fd, a, b, _RENAME_EXCHANGE)
+
+    def create(self, src: str, dst: str) -> None:
+        """Rename `src` to `dst` only if `dst` does not exist.
+
+        Raises:
+            FileExistsError: when `dst` appeared meanwhile.
+        """
+        if self.fd is not None and _renameat2(self.fd, src, dst, _RENAME_NOREPLACE):
+            return
+        if self.fd is None:  # pragma: no cover - Windows
+            os.link(self.join(src), self.join(dst))
+        else:
+            os.link(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        self.unlink(src)
+
+    def sync(self) -> None:
+        """Make renames in this folder durable (a no-op where folders cannot be opened)."""
+        if self.fd is not None:
+            os.fsync(self.fd)
+
+
+# -- renameat2, where the system has it (Linux) ----------------------------------------------
+
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_renameat2_fn: Any = None
+_renameat2_ok = sys.platform == "linux"
+
+
+def _renameat2(fd: int, src: str, dst: str, flags: int) -> bool:
+    """renameat2(2) in one folder; False (and never again) where it is not supported."""
+    global _renameat2_fn, _renameat2_ok
+    if not _renameat2_ok:
+        return False
+    if _renameat2_fn is None:
+        import ctypes  # only writers need it
+
+        try:
+            fn = ctypes.CDLL(None, use_errno=True).renameat2
+        except (OSError, AttributeError):  # pragma: no cover - an old C library
+            _renameat2_ok = False
+            return False
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        fn.restype = ctypes.c_int
+        _renameat2_fn = fn
+    import ctypes
+
+    if _renameat2_fn(fd, os.fsencode(src), fd, os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        # The file system cannot (some network and FUSE ones): fall back for good.
+        _renameat2_ok = False
+        return False
+    raise OSError(err, os.strerror(err), dst)
+
+
+# -- the lock ----------------------------------------------------------------------------------
+
+
+def _thread_lock(key: str) -> threading.Lock:
     with _thread_locks_guard:
         lock = _thread_locks.get(key)
         if lock is None:
@@ -107,29 +329,33 @@ def _thread_lock(path: Path) -> threading.Lock:
 class Lock:
     """A held write lock; `check` says whether it still guards the file."""
 
-    __slots__ = ("_fd", "_path")
+    __slots__ = ("_fd", "_folder", "_name", "key")
 
-    def __init__(self, path: Path, fd: int) -> None:
-        self._path = path
+    def __init__(self, folder: Folder, name: str, fd: int, key: str) -> None:
+        self._folder = folder
+        self._name = name
         self._fd = fd
+        #: Which file this is, whatever path reached it (folder device and inode, name).
+        self.key = key
 
     def check(self) -> None:
         """Raise `LockLost` when the lock file at the path is no longer the one held."""
-        if HAVE_FLOCK and not _same_file(self._fd, lock_path(self._path)):
-            raise LockLost(f"{lock_path(self._path)} was replaced or deleted while held")
+        if HAVE_FLOCK and not _same_file(self._fd, self._folder, _lock_name(self._name)):
+            raise LockLost(f"{self._folder.join(_lock_name(self._name))} was replaced or deleted")
 
 
-def _same_file(fd: int, path: Path) -> bool:
+def _same_file(fd: int, folder: Folder, name: str) -> bool:
     held = os.fstat(fd)
     try:
-        now = os.stat(path)
+        now = folder.lstat(name)
     except FileNotFoundError:
         return False
     return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
-def _open_lock(path: Path) -> int:
-    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o666)
+def _open_lock(folder: Folder, name: str) -> int:
+    # O_NOFOLLOW: a lock "file" planted as a link cannot make us create a file elsewhere.
+    fd = folder.open(_lock_name(name), os.O_RDWR | os.O_CREAT | _CLOEXEC | _NOFOLLOW)
     _lock_fds.add(fd)
     return fd
 
@@ -140,92 +366,216 @@ def _close_lock(fd: int) -> None:
 
 
 @contextmanager
-def locked(path: Path) -> Iterator[Lock]:
-    """Hold the exclusive write lock of `path` (a resolved file path) for the block.
+def locked(folder: Folder, name: str) -> Iterator[Lock]:
+    """Hold the exclusive write lock of `name` in `folder` for the block.
 
     Raises:
-        OSError: when the folder does not exist or the lock file cannot be opened.
+        OSError: when the lock file cannot be opened (a read-only folder, say).
     """
-    with _thread_lock(path):
-        fd = _open_lock(path)
+    key = folder.join(name)
+    if folder.fd is not None:
+        st = os.fstat(folder.fd)
+        key = f"{st.st_dev}:{st.st_ino}/{name}"
+    with _thread_lock(key):
+        fd = _open_lock(folder, name)
         try:
             if HAVE_FLOCK:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 # Deleted or replaced while we waited: we hold a lock nobody else sees.
-                while not _same_file(fd, lock_path(path)):
+                while not _same_file(fd, folder, _lock_name(name)):
                     _close_lock(fd)
-                    fd = _open_lock(path)
+                    fd = _open_lock(folder, name)
                     fcntl.flock(fd, fcntl.LOCK_EX)
-                _remove_stale_temps(path)
-            yield Lock(path, fd)
+            yield Lock(folder, name, fd, key)
         finally:
             _close_lock(fd)
 
 
-def _remove_stale_temps(path: Path) -> None:
-    """Delete temp files left by a writer that died: only lock holders create them."""
-    prefix = _temp_prefix(path)
-    with os.scandir(path.parent) as it:
-        stale = [e.path for e in it if e.name.startswith(prefix) and e.name.endswith(".tmp")]
-    for name in stale:
-        with suppress(FileNotFoundError):
-            os.unlink(name)
+# -- reading and writing under the lock --------------------------------------------------------
 
 
-def atomic_write(
-    path: Path,
-    data: bytes,
-    *,
-    fsync: bool = True,
-    lock: Lock | None = None,
-) -> str | None:
-    """Replace `path` with `data` so that a crash leaves the old file or the new one.
+def _read_fd(fd: int, shown: str, cap: int) -> tuple[bytes, os.stat_result]:
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode):
+        raise refusal(shown, "folder")
+    if not stat.S_ISREG(st.st_mode):
+        raise refusal(shown, "special")
+    if st.st_size > cap:
+        raise too_large(shown, st.st_size, cap)
+    chunks: list[bytes] = []
+    size = 0
+    while size <= cap:
+        chunk = os.pread(fd, cap + 1 - size, size) if hasattr(os, "pread") else os.read(fd, cap)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > cap:
+        raise too_large(shown, size, cap)
+    return b"".join(chunks), st
 
-    The file keeps its permission bits; a new file gets the usual umask-based ones.
-    With `lock`, it is checked just before the rename (`LockLost` when it no longer
-    guards the file). Returns None, or a note when the data is in place but the
-    folder could not be synced (the rename may not survive a power loss).
 
-    Raises:
-        OSError: when the data could not be written; then the temp file is removed
-            and `path` is untouched.
-    """
-    tmp = path.with_name(f"{_temp_prefix(path)}{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+def _read(folder: Folder, name: str, shown: str, cap: int) -> tuple[bytes | None, Any]:
+    """The file's bytes and stat, or (None, None) when it does not exist."""
     try:
-        with open(fd, "wb") as f:
-            if os.chmod in os.supports_fd:
-                with suppress(FileNotFoundError):
-                    os.chmod(f.fileno(), os.stat(path).st_mode & 0o7777)
-            f.write(data)
-            f.flush()
-            if fsync:
-                os.fsync(f.fileno())
-        if lock is not None:
-            lock.check()
-        os.replace(tmp, path)
+        fd = folder.open(name, _READ_FLAGS)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # vetted, then swapped for a link: refuse, never follow
+            raise refusal(shown, "link_out", "became a link while being written: refused") from None
+        raise refusal(shown, "unreadable", f"cannot be read: {exc.strerror or exc}") from exc
+    try:
+        return _read_fd(fd, shown, cap)
+    finally:
+        os.close(fd)
+
+
+def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool) -> None:
+    """Write `data` to the temp name, with the permission bits (and owner) of `like`."""
+    with suppress(FileNotFoundError):
+        folder.unlink(tmp)  # our own, left by a writer that died
+    fd = folder.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW)
+    try:
+        if like is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, like.st_mode & 0o7777)
+            if hasattr(os, "geteuid") and os.geteuid() == 0:
+                with suppress(OSError):  # root edits a person's file: it stays theirs
+                    os.fchown(fd, like.st_uid, like.st_gid)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if fsync:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with suppress(OSError):
+            folder.unlink(tmp)
+        raise
+    os.close(fd)
+
+
+def _take(folder: Folder, tmp: str, shown: str, cap: int) -> bytes | None:
+    """Read what a swap displaced (now under the temp name), then remove that name.
+
+    A file still being written in place is given a moment to settle. None, with
+    the name left in place, when the displaced thing is not a regular file
+    within the cap.
+    """
+    fd = folder.open(tmp, _READ_FLAGS)
+    try:
+        try:
+            data, _ = _read_fd(fd, shown, cap)
+        except HomeFileError:
+            return None
+        folder.unlink(tmp)
+        for _ in range(5):
+            time.sleep(0.002)
+            again, _ = _read_fd(fd, shown, cap)
+            if again == data:
+                break
+            data = again
+        return data
+    finally:
+        os.close(fd)
+
+
+def _unlink_on_error(folder: Folder, tmp: str, op: Callable[..., Any], *args: str) -> Any:
+    """Run a rename `op`; if it fails, the temp file (still ours) goes, and the error is raised."""
+    try:
+        return op(*args)
     except BaseException:
         with suppress(OSError):
-            os.unlink(tmp)
+            folder.unlink(tmp)
         raise
+
+
+def update(
+    folder: Folder,
+    name: str,
+    apply: Callable[[bytes | None], bytes | None],
+    *,
+    lock: Lock,
+    cap: int,
+    shown: str,
+    fsync: bool = True,
+) -> str | None:
+    """Replace the file `name` with `apply(its bytes)`, never losing a concurrent save.
+
+    `apply` gets the current bytes (None when the file does not exist) and returns
+    the new bytes, or None to write nothing; it may be called again on a newer
+    version that someone saved meanwhile, and an exception it raises then puts
+    that version back before it propagates. Returns None, or a note when the data
+    is in place but the folder could not be synced.
+
+    Raises:
+        HomeFileError: when the file is refused (not a regular file, over `cap`).
+        ReadOnlyFile: when it has no write permission bit.
+        SwapConflict: when it kept changing `SWAP_TRIES` times in a row.
+        OSError: when the data could not be written; the file is then as it was.
+    """
+    current, st = _read(folder, name, shown, cap)
+    if st is not None and not st.st_mode & 0o222:
+        raise ReadOnlyFile(errno.EACCES, f"read-only (mode {stat.S_IMODE(st.st_mode):04o})", shown)
+    new = apply(current)
+    if new is None or new == current:
+        return None
+    _sweep(folder, name, lock.key)
+    tmp = temp_name(name)
+    expected = current  # what the swap must hand back for no save to be lost
+    failure: BaseException | None = None
+    theirs: bytes | None = None
+    for _ in range(SWAP_TRIES):
+        _write_temp(folder, tmp, new, st, fsync=fsync)
+        lock.check()
+        if expected is None:
+            try:
+                _unlink_on_error(folder, tmp, folder.create, tmp, name)
+                break
+            except FileExistsError:  # someone created it meanwhile: edit theirs
+                theirs, st = _read(folder, name, shown, cap)
+        elif _unlink_on_error(folder, tmp, folder.exchange, tmp, name):
+            theirs = _take(folder, tmp, shown, cap)
+            if theirs == expected:
+                break
+            if theirs is None:  # a FIFO or a huge file was saved there: put it back
+                folder.exchange(tmp, name)
+                folder.unlink(tmp)
+                raise refusal(shown, "special", "was replaced by something that is not a file")
+            # Someone saved between our read and the swap: redo the edit on their
+            # version. Ours is at the path now, so the next swap must hand it back.
+            expected = new
+            try:
+                redone, failure = apply(theirs), None
+            except Exception as exc:  # re-raised once their version is back in place
+                redone, failure = None, exc
+            new = theirs if redone is None else redone
+            continue
+        else:
+            theirs, _ = _read(folder, name, shown, cap)
+            if theirs == expected:
+                _unlink_on_error(folder, tmp, folder.replace, tmp, name)
+                break
+            folder.unlink(tmp)  # changed since we read it: start again from it
+        expected = theirs
+        new = apply(theirs)
+        if new is None or new == theirs:
+            return None
+    else:
+        if expected is not None and theirs is not None and expected != theirs:
+            # Ours is at the path: give the last version someone saved its place back.
+            _write_temp(folder, tmp, theirs, st, fsync=fsync)
+            folder.replace(tmp, name)
+        raise SwapConflict(errno.EBUSY, "kept changing while being written", shown)
+    note = None
     if fsync:
         try:
-            _fsync_dir(path.parent)
+            folder.sync()
         except OSError as exc:
-            return (
+            note = (
                 f"(the folder could not be synced: {exc.strerror or exc}; the change is in "
                 "place but may not survive a power loss)"
             )
-    return None
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename itself durable; a no-op where folders cannot be opened (Windows)."""
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:  # pragma: no cover - Windows
-        return
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    if failure is not None:
+        raise failure
+    return note

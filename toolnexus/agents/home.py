@@ -78,18 +78,20 @@ class Home:
         return load_identity(self.path)[1]
 
     def memory(self) -> MemoryDocument:
-        """Load MEMORY.md (empty when absent).
+        """Load MEMORY.md (empty when absent), through the same door as composing.
 
         Raises:
-            HomeError: when it cannot be read as UTF-8 text.
+            HomeFileError: when it is refused: a link out of the home, not a regular
+                file, over its byte cap, or not UTF-8 text.
         """
         return load_memory(self.path, "self")[1].doc
 
     def user(self) -> MemoryDocument:
-        """Load USER.md (empty when absent).
+        """Load USER.md (empty when absent), through the same door as composing.
 
         Raises:
-            HomeError: when it cannot be read as UTF-8 text.
+            HomeFileError: when it is refused: a link out of the home, not a regular
+                file, over its byte cap, or not UTF-8 text.
         """
         return load_memory(self.path, "user")[1].doc
 
@@ -115,7 +117,8 @@ class Home:
             HomeError: (strict) listing every problem in skills/; or when a skill
                 changes into a bad one between the scan and reading its body.
         """
-        return tuple(load_skill(info.path) for info in valid_skills(self.path, strict=strict))
+        infos = valid_skills(self.path, strict=strict)
+        return tuple(load_skill(self.path, info.path) for info in infos)
 
     def compose(self, *, strict: bool = True) -> Soul:
         """Compose the soul: a frozen, deterministic system-prompt snapshot of this home.

@@ -10,6 +10,7 @@ they load from the next session on.
 from __future__ import annotations
 
 import json
+import os
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
@@ -20,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
-from ..errors import ArgumentError, HomeError, MemoryEditError
+from ..errors import ArgumentError, HomeError, HomeFileError, MemoryEditError
 from ..tools import Tool, define_tool
-from ._files import MEMORY_FILES, read_file
+from ._files import MEMORY_FILES, Door, decode, memory_cap
 from ._identity import MemoryLimits, Target, memory_limit
 from ._load import find_identity
 from ._memfile import (
@@ -35,7 +36,7 @@ from ._memfile import (
     replace_entries,
 )
 from ._safety import scan_text
-from ._store import LockLost, atomic_write, lock_path, locked, real_path
+from ._store import Folder, LockLost, ReadOnlyFile, SwapConflict, locked, update
 
 __all__ = [
     "MEMORY_FILES",
@@ -52,11 +53,14 @@ _NOTHING = "Nothing written."
 _LOCK_RETRIES = 20
 
 
+def _clip(text: str, limit: int = 200) -> str:
+    """The model's text as an error quotes it: whole up to `limit` characters, else cut with `…`."""
+    return text if len(text) <= limit else text[:limit] + "\u2026"
+
+
 def _quote(text: str, limit: int = 200) -> str:
     """Show text to a model unambiguously (JSON string), shortened when long."""
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return json.dumps(text, ensure_ascii=False)
+    return json.dumps(_clip(text, limit), ensure_ascii=False)
 
 
 def _nfc(text: str) -> str:
@@ -207,51 +211,88 @@ class MemoryStore:
 
     def _edit(self, edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]]) -> str:
         """Run `edit` on the freshly read file under the lock; write its result, if any."""
-        path = real_path(self.path)
-        for _ in range(_LOCK_RETRIES):
-            try:
-                return self._edit_locked(path, edit)
-            except LockLost:
-                continue  # the lock file was deleted under us: redo the edit from disk
-            except OSError as exc:
-                raise MemoryEditError(
-                    f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or path}). "
-                    f"Check that the folder is writable and has space. {_NOTHING}",
-                    kind="io",
-                ) from exc
+        try:
+            folder, name = Folder.of(Door(self.dir), os.fspath(self.path))
+        except HomeFileError as exc:
+            raise self._refused("write", exc) from None
+        except OSError as exc:
+            raise self._io_error(exc) from exc
+        try:
+            for _ in range(_LOCK_RETRIES):
+                try:
+                    return self._edit_locked(folder, name, edit)
+                except LockLost:
+                    continue  # the lock file was deleted under us: redo the edit from disk
+        except HomeFileError as exc:
+            raise self._refused("edit", exc) from None
+        except ReadOnlyFile as exc:
+            raise MemoryEditError(
+                f"cannot write {self.name}: it is {exc.strerror}: a person marked it so. Make "
+                f"it writable (chmod u+w {self.name}) to let the persona write to it. {_NOTHING}",
+                kind="io",
+            ) from None
+        except SwapConflict:
+            raise MemoryEditError(
+                f"cannot write {self.name}: it kept changing while being written (someone "
+                f"else is saving it again and again); try again. {_NOTHING}",
+                kind="io",
+            ) from None
+        except OSError as exc:
+            raise self._io_error(exc) from exc
+        finally:
+            folder.close()
         raise MemoryEditError(
-            f"cannot write {self.name}: its lock file {lock_path(path).name} keeps being "
+            f"cannot write {self.name}: its lock file .{name}.lock keeps being "
             f"deleted by something else. {_NOTHING}",
             kind="io",
         )
 
+    def _refused(self, verb: str, exc: HomeFileError) -> MemoryEditError:
+        return MemoryEditError(f"cannot {verb} {self.name}: {exc}. {_NOTHING}", kind="io")
+
+    def _io_error(self, exc: OSError) -> MemoryEditError:
+        return MemoryEditError(
+            f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or self.path}). "
+            f"Check that the folder is writable and has space. {_NOTHING}",
+            kind="io",
+        )
+
     def _edit_locked(
-        self, path: Path, edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]]
+        self,
+        folder: Folder,
+        name: str,
+        edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]],
     ) -> str:
-        with locked(path) as lock:
-            try:
-                data = read_file(path)
-            except HomeError as exc:
-                raise MemoryEditError(
-                    f"cannot edit {self.name}: {exc}. {_NOTHING}", kind="io"
-                ) from exc
-            try:
-                before = data.decode("utf-8") if data else ""
-            except UnicodeDecodeError:
-                raise MemoryEditError(
-                    f"cannot edit {self.name}: it is not UTF-8 text; a person must re-save "
-                    f"it as UTF-8. {_NOTHING}",
-                    kind="invalid",
-                ) from None
-            doc = parse_memory(before)
+        messages: list[str] = []
+
+        def apply(data: bytes | None) -> bytes | None:
+            text = ""
+            if data:
+                try:
+                    text = decode(data, self.name)
+                except HomeFileError:
+                    raise MemoryEditError(
+                        f"cannot edit {self.name}: it is not UTF-8 text; a person must re-save "
+                        f"it as UTF-8. {_NOTHING}",
+                        kind="invalid",
+                    ) from None
+            doc = parse_memory(text)
             new, message = edit(doc)
-            if new is not None:
-                after = new.render()
-                if after != before:
-                    note = atomic_write(path, after.encode("utf-8"), fsync=self.fsync, lock=lock)
-                    if note is not None:
-                        message = f"{message} {note}"
-        return message
+            messages.append(message)
+            return None if new is None else new.render().encode("utf-8")
+
+        with locked(folder, name) as lock:
+            note = update(
+                folder,
+                name,
+                apply,
+                lock=lock,
+                cap=memory_cap(self.limit),
+                shown=os.fspath(self.path),
+                fsync=self.fsync,
+            )
+        message = messages[-1]
+        return message if note is None else f"{message} {note}"
 
     def _entry_text(self, text: str, *, field: str, empty: str = "") -> str:
         """Normalize an entry's text: LF newlines, no outer blanks, not empty."""
@@ -295,7 +336,7 @@ class MemoryStore:
         needle = _nfc(query)
         hits = list(dict.fromkeys(e for e in doc.entries if needle in _nfc(e)))
         if not hits:
-            raise MemoryEditError(f"not found: {text}", kind="not_found")
+            raise MemoryEditError(f"not found: {_clip(text)}", kind="not_found")
         if len(hits) > 1:
             shown = "; ".join(_quote(e, 80) for e in hits[:5])
             more = f"; and {len(hits) - 5} more" if len(hits) > 5 else ""

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..errors import HomeError, ToolError
 from ..tools import Tool, define_tool
-from ._files import SKILL_FILE, SKILLS_DIR, NotRegularFile, decode, read_prefix
+from ._files import FILE_CAP, SKILL_FILE, SKILLS_DIR, Door, NotRegularFile, decode, read_prefix
 from ._load import valid_skills
 from ._skillfile import parse_skill
 from .soul import Soul
@@ -73,11 +73,9 @@ def serve_skills(root: Path, names: tuple[str, ...]) -> Tool:
     """
     if not names:
         raise HomeError(f"{root / SKILLS_DIR}: no skills: the skill tool needs at least one")
-    # A valid skill's folder is named after it (a rule of the format).
-    folders = {name: root / SKILLS_DIR / name for name in names}
 
     def load(args: Any) -> str:
-        return read_skill(folders[args.name], args.path)
+        return read_skill(root, args.name, args.path)
 
     listing = "\n".join(f"- {name}" for name in names)
     return define_tool(
@@ -119,29 +117,34 @@ def _args_model(names: tuple[str, ...]) -> type[BaseModel]:
     return model
 
 
-def read_skill(folder: Path, rel: str | None = None) -> str:
-    """Return a skill's SKILL.md body (with its file list), or the text of one file in it.
+def read_skill(home: Path, name: str, rel: str | None = None) -> str:
+    """Return skill `name`'s SKILL.md body (with its file list), or the text of one file in it.
+
+    Everything is read through the home's door: the skill's folder may be a link
+    only within the home, and a file is served only from inside the skill's own
+    folder once links are resolved, never a dot-file.
 
     Raises:
-        ToolError: when the skill is gone, or `rel` is empty, holds a NUL byte, is
-            absolute, climbs out with `..` or a symlink, names a directory or anything
-            but a regular file (a FIFO would block), or is missing or not text.
+        ToolError: when the skill is gone or refused, or `rel` is empty, holds a NUL
+            byte, is absolute, climbs out with `..` or a link, names a dot-file, a
+            folder or anything but a regular file, or is missing or not text.
     """
-    name = folder.name
+    door = Door(home)
+    # A valid skill's folder is named after it (a rule of the format).
+    folder = os.path.join(home, SKILLS_DIR, name)
+    root = os.path.realpath(folder)
+    if not door.inside(root):
+        raise ToolError(f"skill {name!r} is refused: its folder links to {root}, outside the home")
     if rel is None:
-        path = folder / SKILL_FILE
+        path = os.path.join(folder, SKILL_FILE)
         try:
-            data, _ = read_prefix(path)
-            skill, _ = parse_skill(decode(data, path), path=path)
-        except FileNotFoundError:
-            raise ToolError(f"skill {name!r} is gone: its SKILL.md was removed") from None
-        except NotRegularFile:
-            raise ToolError(
-                f"skill {name!r} cannot be loaded: its SKILL.md is not a regular file"
-            ) from None
-        except (OSError, HomeError) as exc:
-            raise ToolError(f"skill {name!r} cannot be loaded: {exc}") from exc
-        files = _list_files(folder)
+            data = door.read(path, cap=FILE_CAP)
+            if data is None:
+                raise ToolError(f"skill {name!r} is gone: its SKILL.md was removed")
+            skill, _ = parse_skill(decode(data, path), path=Path(path))
+        except HomeError as exc:
+            raise ToolError(f"skill {name!r} cannot be loaded: {exc}") from None
+        files = _list_files(root)
         if not files:
             return skill.body
         shown = files[:MAX_LISTED_FILES]
@@ -151,11 +154,10 @@ def read_skill(folder: Path, rel: str | None = None) -> str:
             f"{skill.body}\n\nFiles in this skill (load one with the skill tool, "
             f"name={name!r} and path=...):\n{listing}{more}"
         )
-    return _read_file(folder, rel)
+    return _read_file(name, root, rel)
 
 
-def _read_file(folder: Path, rel: str) -> str:
-    name = folder.name
+def _read_file(name: str, root: str, rel: str) -> str:
     if not rel.strip():
         raise ToolError("path is empty: omit it to load SKILL.md, or name a file in the skill")
     if "\0" in rel:
@@ -170,19 +172,20 @@ def _read_file(folder: Path, rel: str) -> str:
     parts = PurePosixPath(rel.replace("\\", "/")).parts
     if ".." in parts:
         raise ToolError(f"path {rel!r} leaves the skill's folder ('..' is not allowed)")
-    try:
-        root = folder.resolve(strict=True)
-        target = (root / Path(*parts)).resolve(strict=True)
-    except FileNotFoundError:
-        raise ToolError(f"no file {rel!r} in skill {name!r}") from None
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
-        raise ToolError(f"path {rel!r} in skill {name!r} cannot be read: {exc}") from exc
-    if not target.is_relative_to(root):
-        raise ToolError(f"path {rel!r} points outside the skill's folder (through a symlink)")
-    if target.is_dir():
-        raise ToolError(f"path {rel!r} is a directory: name a file inside it")
+    if any(part.startswith(".") for part in parts):
+        raise ToolError(f"path {rel!r} names a hidden file or folder: those are never served")
+    target = os.path.realpath(os.path.join(root, *parts))
+    inner = os.path.relpath(target, root).split(os.sep)
+    if not _within(target, root):
+        raise ToolError(f"path {rel!r} points outside the skill's folder (through a link)")
+    if any(part.startswith(".") for part in inner):
+        raise ToolError(f"path {rel!r} is a link to a hidden file: those are never served")
     try:
         data, size = read_prefix(target, limit=MAX_FILE_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolError(f"no file {rel!r} in skill {name!r}") from None
+    except IsADirectoryError:
+        raise ToolError(f"path {rel!r} is a directory: name a file inside it") from None
     except NotRegularFile:
         # A FIFO would block the read forever; a device or socket is no skill file either.
         raise ToolError(
@@ -206,16 +209,16 @@ def _read_file(folder: Path, rel: str) -> str:
     return text
 
 
-def _list_files(folder: Path) -> list[str]:
-    """Relative paths of the readable, visible files under `folder` besides SKILL.md, sorted."""
-    try:
-        root = folder.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return []
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _list_files(root: str) -> list[str]:
+    """Relative paths of the files the tool would serve from `root` besides SKILL.md, sorted."""
     return sorted(rel for rel in _walk(root, root, PurePosixPath()) if rel != SKILL_FILE)
 
 
-def _walk(root: Path, folder: Path, prefix: PurePosixPath) -> Iterator[str]:
+def _walk(root: str, folder: str, prefix: PurePosixPath) -> Iterator[str]:
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -225,14 +228,16 @@ def _walk(root: Path, folder: Path, prefix: PurePosixPath) -> Iterator[str]:
             continue
         rel = prefix / entry.name
         if entry.is_dir(follow_symlinks=False):
-            yield from _walk(root, Path(entry.path), rel)
+            yield from _walk(root, entry.path, rel)
         elif entry.is_symlink():
-            # Listed only when the tool would serve it: a link to a file inside the folder.
-            try:
-                target = Path(entry.path).resolve(strict=True)
-            except (OSError, RuntimeError):
-                continue
-            if target.is_file() and target.is_relative_to(root):
+            # Listed only when the tool would serve it: a link to a visible file inside.
+            target = os.path.realpath(entry.path)
+            inner = os.path.relpath(target, root).split(os.sep)
+            if (
+                _within(target, root)
+                and not any(part.startswith(".") for part in inner)
+                and os.path.isfile(target)
+            ):
                 yield rel.as_posix()
-        elif entry.is_file():
+        elif entry.is_file(follow_symlinks=False):
             yield rel.as_posix()

@@ -19,7 +19,7 @@ from ._files import MEMORY_FILES, MEMORY_ORDER, SKILL_FILE, SKILLS_DIR
 from ._identity import IdentityConfig
 from ._load import Loaded, Source, load_home
 from ._memfile import normalize_text
-from ._template import render
+from ._template import DEFAULT_TEMPLATE, default_template, render
 
 __all__ = [
     "MEMORY_WARN_RATIO",
@@ -116,46 +116,54 @@ def compose_soul(dir: str | os.PathLike[str], *, strict: bool = True) -> Soul:
 
     Args:
         dir: the home directory.
-        strict: True (default) raises on any problem; False skips bad skills and
-            records each as a warning on the soul.
+        strict: True (default) raises on any problem. False composes whatever is
+            sound: a bad skill is skipped, a memory file the door refuses (a link
+            out of the home, a FIFO, over its cap, not UTF-8) is left out, a broken
+            `soul.md.j2` gives way to the default layout; each is a warning on the
+            soul. Only a bad IDENTITY.md still raises: there is no persona without it.
 
     Raises:
         HomeError: listing every problem found (each names the file, line or key, and rule).
     """
     loaded = load_home(Path(os.path.abspath(dir)))
-    problems = list(loaded.problems)
-    if strict:
-        problems += loaded.scan.problems
+    # Tolerant, only IDENTITY.md is essential: the rest is withheld with a warning.
+    problems = loaded.problems + loaded.scan.problems if strict else loaded.identity_problems
     if problems:
         raise HomeError.of(problems)
     # A soul is a pure function of its sources' content (and `strict`): while every
     # hash is unchanged, the last one is the answer, and rendering is skipped.
     key = (loaded.home, strict)
+    state = (loaded.hashes, loaded.part_problems)
     last = _LAST.get(key)
-    if last is not None and last[0] == loaded.hashes:
+    if last is not None and last[0] == state:
         return last[1]
     soul = _build(loaded, strict=strict)
     if len(_LAST) >= _LAST_MAX:
         _LAST.clear()
-    _LAST[key] = (loaded.hashes, soul)
+    _LAST[key] = (state, soul)
     return soul
 
 
-#: The last soul per (home, strict) with the source hashes it was built from.
-_LAST: dict[tuple[Path, bool], tuple[tuple[tuple[str, str | None], ...], Soul]] = {}
+#: The last soul per (home, strict) with the source hashes (and refusals) it was built from.
+_LAST: dict[tuple[Path, bool], tuple[Any, Soul]] = {}
 _LAST_MAX = 256
+_INSTEAD = " (the default layout is used instead)"
 
 
 def _build(loaded: Loaded, *, strict: bool) -> Soul:
     """Make the soul of a loaded home with no problems (pure: no file is read here)."""
     # 1. Collect the parts, holding back memory blocks that fail the safety check.
     assert loaded.identity is not None
-    assert loaded.template is not None
     home = loaded.home
     config = loaded.identity.config
     warnings = list(loaded.scan.warnings)
     if not strict:
         warnings += [f"skipped: {p}" for p in loaded.scan.problems]
+        warnings += [
+            f"withheld from the soul{_INSTEAD if part == 'template' else ''}: {p}"
+            for part, p in loaded.part_problems
+        ]
+    template = loaded.template if loaded.template is not None else default_template()
     withheld: list[Withheld] = []
     shown: dict[str, str] = {}
     entries: dict[str, tuple[str, ...]] = {}
@@ -203,7 +211,8 @@ def _build(loaded: Loaded, *, strict: bool) -> Soul:
         "user_entries": entries["user"],
         "memory_entries": entries["self"],
     }
-    text = _normalize(render(loaded.template, context, where=loaded.template_name))
+    where = loaded.template_name if loaded.template is not None else DEFAULT_TEMPLATE
+    text = _normalize(render(template, context, where=where))
     if len(text) >= MEMORY_WARN_RATIO * SOUL_BUDGET_CHARS:
         warnings.append(
             f"{home}: the soul is {len(text)} characters, budget {SOUL_BUDGET_CHARS}: "
