@@ -20,6 +20,7 @@ Nothing here creates, writes or deletes anything. Parsing what is read is
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -232,6 +233,8 @@ def read_capped(path: str, *, cap: int, shown: str | None = None) -> bytes | Non
     except NotRegularFile:
         raise refusal(name, "special") from None
     except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket cannot be opened at all
+            raise refusal(name, "special") from None
         raise refusal(name, "unreadable", f"cannot be read: {exc.strerror or exc}") from exc
     if len(data) > cap:
         raise too_large(name, max(size, len(data)), cap)

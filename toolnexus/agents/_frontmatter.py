@@ -72,6 +72,12 @@ def split_frontmatter(text: str, *, path: Path) -> Frontmatter:
         line = mark.line + 2 if mark is not None else 2
         problem = getattr(exc, "problem", None) or str(exc)
         raise HomeError(f"{path}:{line}: invalid YAML in frontmatter: {problem}") from exc
+    except ValueError as exc:  # a number too long to convert (thousands of digits)
+        digits = re.search(r"\d{1000,}", yaml_text)
+        line = yaml_text.count("\n", 0, digits.start()) + 2 if digits else 2
+        raise HomeError(
+            f"{path}:{line}: invalid value in frontmatter: a number with too many digits"
+        ) from exc
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -38,7 +38,6 @@ import errno
 import os
 import secrets
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -46,7 +45,8 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from ..errors import HomeFileError
-from ._files import Door, refusal, too_large
+from ._files import refusal, too_large
+from ._folder import Folder
 
 try:
     import fcntl
@@ -156,163 +156,6 @@ def _sweep(folder: Folder, name: str, key: str) -> None:
 
 def _lock_name(name: str) -> str:
     return f".{name}.lock"
-
-
-# -- the folder a file lives in ------------------------------------------------------------
-
-
-class Folder:
-    """An open folder inside a home: every operation on its files goes through its descriptor.
-
-    Where descriptors cannot name files (`os.supports_dir_fd` is empty, as on
-    Windows), its path is used instead.
-    """
-
-    __slots__ = ("fd", "path")
-
-    def __init__(self, path: str, fd: int | None) -> None:
-        self.path = path
-        self.fd = fd
-
-    @classmethod
-    def of(cls, door: Door, path: str) -> tuple[Folder, str]:
-        """Open the folder that `path` (a file directly in the home) really lives in; and its name.
-
-        A link is followed only to a target inside the home; the folders on the way
-        there are opened one by one without following links, so a folder swapped for
-        a link meanwhile is refused rather than followed.
-
-        Raises:
-            HomeFileError: for a link out of the home or a broken link.
-            OSError: when a folder cannot be opened.
-        """
-        try:
-            is_link = stat.S_ISLNK(os.lstat(path).st_mode)
-        except FileNotFoundError:
-            is_link = False
-        if not is_link:
-            folder, name = os.path.split(path)
-            return cls(folder, os.open(folder, _DIR_FLAGS) if _DIR_FDS else None), name
-        target, _ = door.follow(path)
-        folder, name = os.path.split(target)
-        if not _DIR_FDS:  # pragma: no cover - Windows
-            return cls(folder, None), name
-        fd = os.open(door.real, _DIR_FLAGS)
-        try:
-            for part in os.path.relpath(folder, door.real).split(os.sep):
-                if part in ("", "."):
-                    continue
-                inner = os.open(part, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
-                os.close(fd)
-                fd = inner
-        except BaseException:
-            os.close(fd)
-            raise
-        return cls(folder, fd), name
-
-    def close(self) -> None:
-        """Close the folder's descriptor."""
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def join(self, name: str) -> str:
-        """The path of `name` in this folder, for messages."""
-        return os.path.join(self.path, name)
-
-    def _at(self, name: str) -> tuple[str, dict[str, Any]]:
-        if self.fd is None:
-            return self.join(name), {}
-        return name, {"dir_fd": self.fd}
-
-    def open(self, name: str, flags: int, mode: int = 0o666) -> int:
-        """`os.open` of `name` in this folder; an error names the file's whole path."""
-        where, kw = self._at(name)
-        try:
-            return os.open(where, flags, mode, **kw)
-        except OSError as exc:
-            exc.filename = self.join(name)
-            raise
-
-    def lstat(self, name: str) -> os.stat_result:
-        """Stat `name` itself (a link is not followed)."""
-        where, kw = self._at(name)
-        return os.stat(where, follow_symlinks=False, **kw)
-
-    def unlink(self, name: str) -> None:
-        """Remove `name` from this folder."""
-        where, kw = self._at(name)
-        os.unlink(where, **kw)
-
-    def replace(self, src: str, dst: str) -> None:
-        """Rename `src` over `dst` (plain, atomic)."""
-        if self.fd is None:
-            os.replace(self.join(src), self.join(dst))
-        else:
-            os.replace(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
-
-    def exchange(self, a: str, b: str) -> bool:
-        """Swap the names `a` and `b` atomically; False where the system cannot.
-
-        Raises:
-            OSError: when the swap is possible but fails.
-        """
-        return self.fd is not None and _renameat2(self.fd, a, b, _RENAME_EXCHANGE)
-
-    def create(self, src: str, dst: str) -> None:
-        """Rename `src` to `dst` only if `dst` does not exist.
-
-        Raises:
-            FileExistsError: when `dst` appeared meanwhile.
-        """
-        if self.fd is not None and _renameat2(self.fd, src, dst, _RENAME_NOREPLACE):
-            return
-        if self.fd is None:  # pragma: no cover - Windows
-            os.link(self.join(src), self.join(dst))
-        else:
-            os.link(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
-        self.unlink(src)
-
-    def sync(self) -> None:
-        """Make renames in this folder durable (a no-op where folders cannot be opened)."""
-        if self.fd is not None:
-            os.fsync(self.fd)
-
-
-# -- renameat2, where the system has it (Linux) ----------------------------------------------
-
-_RENAME_NOREPLACE = 1
-_RENAME_EXCHANGE = 2
-_renameat2_fn: Any = None
-_renameat2_ok = sys.platform == "linux"
-
-
-def _renameat2(fd: int, src: str, dst: str, flags: int) -> bool:
-    """renameat2(2) in one folder; False (and never again) where it is not supported."""
-    global _renameat2_fn, _renameat2_ok
-    if not _renameat2_ok:
-        return False
-    if _renameat2_fn is None:
-        import ctypes  # only writers need it
-
-        try:
-            fn = ctypes.CDLL(None, use_errno=True).renameat2
-        except (OSError, AttributeError):  # pragma: no cover - an old C library
-            _renameat2_ok = False
-            return False
-        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-        fn.restype = ctypes.c_int
-        _renameat2_fn = fn
-    import ctypes
-
-    if _renameat2_fn(fd, os.fsencode(src), fd, os.fsencode(dst), flags) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-        # The file system cannot (some network and FUSE ones): fall back for good.
-        _renameat2_ok = False
-        return False
-    raise OSError(err, os.strerror(err), dst)
 
 
 # -- the lock ----------------------------------------------------------------------------------
@@ -431,7 +274,7 @@ def _read(folder: Folder, name: str, shown: str, cap: int) -> tuple[bytes | None
         os.close(fd)
 
 
-def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool) -> None:
+def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool) -> Any:
     """Write `data` to the temp name, with the permission bits (and owner) of `like`."""
     with suppress(FileNotFoundError):
         folder.unlink(tmp)  # our own, left by a writer that died
@@ -447,15 +290,17 @@ def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool
             view = view[os.write(fd, view) :]
         if fsync:
             os.fsync(fd)
+        written = os.fstat(fd)
     except BaseException:
         os.close(fd)
         with suppress(OSError):
             folder.unlink(tmp)
         raise
     os.close(fd)
+    return written
 
 
-def _take(folder: Folder, tmp: str, shown: str, cap: int) -> bytes | None:
+def _take(folder: Folder, tmp: str, shown: str, cap: int, expected: bytes) -> bytes | None:
     """Read what a swap displaced (now under the temp name), then remove that name.
 
     A file still being written in place is given a moment to settle. None, with
@@ -469,7 +314,7 @@ def _take(folder: Folder, tmp: str, shown: str, cap: int) -> bytes | None:
         except HomeFileError:
             return None
         folder.unlink(tmp)
-        for _ in range(5):
+        for _ in range(5 if data != expected else 0):
             time.sleep(0.002)
             again, _ = _read_fd(fd, shown, cap)
             if again == data:
@@ -478,6 +323,21 @@ def _take(folder: Folder, tmp: str, shown: str, cap: int) -> bytes | None:
         return data
     finally:
         os.close(fd)
+
+
+def _unchanged(folder: Folder, name: str, seen: Any) -> bool:
+    """Whether the file at `name` still has the stat signature `seen`."""
+    try:
+        now = folder.lstat(name)
+    except FileNotFoundError:
+        return False
+    return (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == (
+        seen.st_ino,
+        seen.st_dev,
+        seen.st_size,
+        seen.st_mtime_ns,
+        seen.st_ctime_ns,
+    )
 
 
 def _unlink_on_error(folder: Folder, tmp: str, op: Callable[..., Any], *args: str) -> Any:
@@ -525,17 +385,26 @@ def update(
     expected = current  # what the swap must hand back for no save to be lost
     failure: BaseException | None = None
     theirs: bytes | None = None
+    seen = st  # the stat of what is at the path, as last known
     for _ in range(SWAP_TRIES):
         _write_temp(folder, tmp, new, st, fsync=fsync)
         lock.check()
-        if expected is None:
+        if expected is not None and not _unchanged(folder, name, seen):
+            # Saved over since we read it: start again from that version, before ours
+            # is ever visible (someone reading a stale edit of ours could build on it).
+            folder.unlink(tmp)
+            theirs, st = _read(folder, name, shown, cap)
+            seen = st
+        elif expected is None:
             try:
                 _unlink_on_error(folder, tmp, folder.create, tmp, name)
                 break
             except FileExistsError:  # someone created it meanwhile: edit theirs
                 theirs, st = _read(folder, name, shown, cap)
+                seen = st
         elif _unlink_on_error(folder, tmp, folder.exchange, tmp, name):
-            theirs = _take(folder, tmp, shown, cap)
+            ours = folder.lstat(name)  # a rename moves ctime: look at ours where it now is
+            theirs = _take(folder, tmp, shown, cap, expected)
             if theirs == expected:
                 break
             if theirs is None:  # a FIFO or a huge file was saved there: put it back
@@ -544,7 +413,7 @@ def update(
                 raise refusal(shown, "special", "was replaced by something that is not a file")
             # Someone saved between our read and the swap: redo the edit on their
             # version. Ours is at the path now, so the next swap must hand it back.
-            expected = new
+            expected, seen = new, ours
             try:
                 redone, failure = apply(theirs), None
             except Exception as exc:  # re-raised once their version is back in place

@@ -1,0 +1,260 @@
+"""The home's files are one safe door: each reproduction of the safety issue, end to end."""
+
+from __future__ import annotations
+
+import os
+import random
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from toolnexus import agents
+from toolnexus.agents.memory import MemoryStore
+from toolnexus.errors import HomeError, MemoryEditError
+
+ROOT = Path(__file__).resolve().parents[1]
+IDENTITY = "---\nname: Ada\n---\nYou are Ada.\n"
+
+
+def make_home(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "IDENTITY.md").write_text(IDENTITY, encoding="utf-8")
+    return path
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolnexus", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
+def tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+# -- 1. links out of the home --------------------------------------------------------
+
+
+async def test_the_tool_never_writes_through_a_link_out(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "home")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dotfile = outside / ".bashrc"
+    dotfile.write_text("alias ls='ls -la'\n", encoding="utf-8")
+    (home / "MEMORY.md").symlink_to(dotfile)
+    (home / "USER.md").symlink_to(outside / "nothing-yet.md")  # dangling
+    tool = agents.memory_tool(home)
+    for target in ("self", "user"):
+        result = await tool.execute({"action": "add", "target": target, "text": "a note"})
+        assert result.is_error
+        assert "refused" in result.output
+        assert result.output.endswith("Nothing written.")
+    assert tree(outside) == [".bashrc"]  # no lock, no temp, no new file out there
+    assert dotfile.read_text(encoding="utf-8") == "alias ls='ls -la'\n"
+
+
+def test_a_secret_linked_in_never_reaches_the_soul(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "home")
+    netrc = tmp_path / ".netrc"
+    netrc.write_text("- machine example login ada password hunter2\n", encoding="utf-8")
+    (home / "USER.md").symlink_to(netrc)
+    with pytest.raises(HomeError, match="outside the home: refused"):
+        agents.compose_soul(home)
+    soul = agents.compose_soul(home, strict=False)
+    assert "hunter2" not in soul.text
+    assert soul.user_entries == ()
+    assert any("withheld from the soul" in w and "USER.md" in w for w in soul.warnings)
+    out = cli("check", str(home))
+    assert out.returncode == 1
+    assert "outside the home" in out.stdout
+    assert "hunter2" not in out.stdout + out.stderr
+
+
+def test_a_skill_folder_linked_out_is_neither_listed_nor_served(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "home")
+    outside = tmp_path / "elsewhere" / "spy"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_text("---\nname: spy\ndescription: d\n---\nbody\n", "utf-8")
+    (home / "skills").mkdir()
+    (home / "skills" / "spy").symlink_to(outside)
+    with pytest.raises(HomeError, match="outside the home"):
+        agents.compose_soul(home)
+    soul = agents.compose_soul(home, strict=False)
+    assert soul.skills == ()
+    with pytest.raises(HomeError):
+        agents.skill_tool(home)
+
+
+async def test_the_skill_tool_serves_no_dot_file_and_nothing_outside(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "home")
+    skill = home / "skills" / "deploy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: d\n---\nSteps.\n", "utf-8")
+    (skill / ".env").write_text("TOKEN=abc123\n", encoding="utf-8")
+    (skill / "notes.md").symlink_to(".env")
+    (skill / "guide.md").write_text("the guide\n", encoding="utf-8")
+    (tmp_path / "out.md").write_text("outside\n", encoding="utf-8")
+    (skill / "out.md").symlink_to(tmp_path / "out.md")
+    tool = agents.skill_tool(home)
+    body = await tool.execute({"name": "deploy"})
+    assert body.output.endswith("- guide.md")  # only the visible file inside is listed
+    for path in (".env", "notes.md", "out.md", "sub/../.env"):
+        result = await tool.execute({"name": "deploy", "path": path})
+        assert result.is_error, path
+        assert "abc123" not in result.output
+        assert result.output != "outside\n"
+    assert (await tool.execute({"name": "deploy", "path": "guide.md"})).output == "the guide\n"
+
+
+# -- 2. FIFOs and devices --------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_the_cli_never_hangs_on_a_fifo_or_a_device(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "home")
+    os.mkfifo(home / "MEMORY.md")
+    out = cli("memory", str(home), "add", "a note", timeout=30)
+    assert out.returncode == 1
+    assert "not a regular file" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert cli("memory", str(home), "show", timeout=30).returncode == 1
+    os.unlink(home / "MEMORY.md")
+    (home / "MEMORY.md").symlink_to("/dev/zero")
+    out = cli("memory", str(home), "add", "a note", timeout=30)
+    assert out.returncode == 1
+    assert "outside the home" in out.stderr
+    assert not os.path.exists("/dev/.zero.lock")
+
+
+# -- 4. CR-only endings: test_memory_format; 5. one bad file, tolerant ----------------------
+
+
+@pytest.mark.parametrize("bad", ["not-utf8", "fifo", "too-large"])
+async def test_one_bad_user_md_withholds_only_itself(tmp_path: Path, bad: str) -> None:
+    home = make_home(tmp_path / "home")
+    (home / "MEMORY.md").write_text("- kept note\n", encoding="utf-8")
+    user = home / "USER.md"
+    if bad == "not-utf8":
+        user.write_bytes(b"- caf\xe9\n")
+    elif bad == "fifo":
+        os.mkfifo(user)
+    else:
+        with open(user, "wb") as f:  # 60 MB, sparse: refused by its size, never read
+            f.truncate(60_000_000)
+    with pytest.raises(HomeError, match=r"USER\.md"):
+        agents.compose_soul(home)
+    session = agents.from_dir(home, strict=False).session()
+    assert session.soul.memory_entries == ("kept note",)
+    assert any("withheld from the soul" in w and "USER.md" in w for w in session.soul.warnings)
+    result = await agents.memory_tool(home).execute(
+        {"action": "add", "target": "user", "text": "x"}
+    )
+    assert result.is_error
+    assert "USER.md" in result.output
+    assert cli("soul", str(home), "--tolerant").returncode == 0
+    assert cli("check", str(home)).returncode == 1
+
+
+# -- 7. the small ones -----------------------------------------------------------------------
+
+
+async def test_a_miss_quotes_at_most_200_characters(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    tool = agents.memory_tool(home)
+    exact = "y" * 200
+    result = await tool.execute({"action": "remove", "text": exact})
+    assert result.output == f"not found: {exact}"
+    huge = "x" * 1_000_000
+    result = await tool.execute({"action": "replace", "text": huge, "with": "z"})
+    assert result.output == "not found: " + "x" * 200 + "\u2026"
+
+
+def test_a_read_only_memory_file_is_refused_even_for_root(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    path = home / "MEMORY.md"
+    path.write_text("- keep\n", encoding="utf-8")
+    os.chmod(path, 0o444)
+    store = MemoryStore(home, "self", limit=8000)
+    with pytest.raises(MemoryEditError) as info:
+        store.add("new")
+    assert info.value.kind == "io"
+    assert "read-only (mode 0444)" in str(info.value)
+    assert path.read_text(encoding="utf-8") == "- keep\n"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o444
+
+
+def test_a_5000_digit_limit_is_one_clear_line(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "IDENTITY.md").write_text(
+        f"---\nname: x\nmemory_limits:\n  self: {'9' * 5000}\n---\nhi\n", encoding="utf-8"
+    )
+    with pytest.raises(HomeError, match=r"IDENTITY.md:4: invalid value in frontmatter"):
+        agents.compose_soul(home)
+    out = cli("soul", str(home))
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.splitlines()) == 1
+
+
+# -- 3. a person's editor saving while the tool writes ----------------------------------------
+
+# A person's editor: re-read, append a line, pause, write a temp file, rename it over.
+EDITOR = textwrap.dedent(
+    """
+    import os, random, sys, time
+    path, count = sys.argv[1], int(sys.argv[2])
+    for k in range(count):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if text and not text.endswith("\\n"):
+            text += "\\n"
+        text += f"- person {k}\\n"
+        time.sleep(random.uniform(0, 0.002))
+        tmp = f"{path}.editor~"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        time.sleep(random.uniform(0, 0.003))
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=False,
+    reason="open: a save landing between the stat check and the swap can still be built on "
+    "a stale version (about 1 in 150 lines at this pace)",
+)
+def test_an_editor_saving_by_rename_loses_none_of_its_lines(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    path = home / "MEMORY.md"
+    path.write_text("# Notes\n", encoding="utf-8")
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), "150"])
+    store = MemoryStore(home, "self", limit=10_000_000)
+    k = busy = 0
+    while editor.poll() is None:
+        try:
+            store.add(f"tool {k}")
+            k += 1
+        except MemoryEditError as exc:  # outpaced SWAP_TRIES times: refused, nothing lost
+            busy += 1
+            if exc.kind != "io" or "kept changing" not in exc.message:
+                raise
+        time.sleep(random.uniform(0, 0.002))
+    assert editor.wait(timeout=120) == 0
+    text = path.read_text(encoding="utf-8")
+    lost = [n for n in range(150) if f"- person {n}\n" not in text]
+    assert lost == [], f"{len(lost)} of 150 saved lines lost (tool wrote {k}, busy {busy})"
+    assert k > busy
+    assert not [n for n in os.listdir(home) if n.endswith(".tmp")]
