@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from toolnexus.agents import Home, _load, _memo, compose_soul
+from toolnexus.agents._files import Door
 from toolnexus.agents._load import load_home
 from toolnexus.cli import main
 from toolnexus.errors import HomeError
@@ -146,7 +147,7 @@ def test_memos_are_bounded_by_bytes_least_recently_used_first(
         return text[:4]
 
     def load(path: Path) -> str:
-        found = _memo.memo("test", os.fspath(path), parse)
+        found = _memo.memo(Door(path.parent), "test", os.fspath(path), parse)
         assert found is not None
         assert isinstance(found[1], str)
         return found[1]
@@ -180,7 +181,8 @@ def test_a_skills_folder_that_cannot_be_listed_is_a_problem(home: Path) -> None:
     (home / "skills").symlink_to("skills")
     with pytest.raises(HomeError) as info:
         compose_soul(home)
-    assert str(info.value).startswith(f"{home / 'skills'}: cannot be read: ")
+    assert str(info.value).startswith(f"{home / 'skills'}: is a link to ")
+    assert str(info.value).endswith(", a loop: refused (fix or remove it)")
 
 
 # -- files known by their stat signature -------------------------------------------------

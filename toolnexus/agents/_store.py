@@ -388,7 +388,7 @@ def update(
     seen = st  # the stat of what is at the path, as last known
     for _ in range(SWAP_TRIES):
         _write_temp(folder, tmp, new, st, fsync=fsync)
-        lock.check()
+        _unlink_on_error(folder, tmp, lock.check)
         if expected is not None and not _unchanged(folder, name, seen):
             # Saved over since we read it: start again from that version, before ours
             # is ever visible (someone reading a stale edit of ours could build on it).

@@ -38,15 +38,8 @@ from ._memfile import (
 from ._safety import scan_text
 from ._store import Folder, LockLost, ReadOnlyFile, SwapConflict, locked, update
 
-__all__ = [
-    "MEMORY_FILES",
-    "Block",
-    "MemoryDocument",
-    "MemoryStore",
-    "Target",
-    "memory_tool",
-    "parse_memory",
-]
+__all__ = ["MEMORY_FILES", "Block", "MemoryDocument", "MemoryStore", "Target", "memory_tool"]
+__all__ += ["parse_memory"]
 
 _LOADS = "Saved now, loads next session (this session's system prompt does not change)."
 _NOTHING = "Nothing written."
@@ -232,10 +225,9 @@ class MemoryStore:
                 kind="io",
             ) from None
         except SwapConflict:
+            msg = "it kept changing while being written (someone keeps saving it); try again"
             raise MemoryEditError(
-                f"cannot write {self.name}: it kept changing while being written (someone "
-                f"else is saving it again and again); try again. {_NOTHING}",
-                kind="io",
+                f"cannot write {self.name}: {msg}. {_NOTHING}", kind="io"
             ) from None
         except OSError as exc:
             raise self._io_error(exc) from exc

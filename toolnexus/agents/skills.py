@@ -143,6 +143,8 @@ def read_skill(home: Path, name: str, rel: str | None = None) -> str:
                 raise ToolError(f"skill {name!r} is gone: its SKILL.md was removed")
             skill, _ = parse_skill(decode(data, path), path=Path(path))
         except HomeError as exc:
+            if getattr(exc, "reason", None) == "special":
+                exc = HomeError("its SKILL.md is not a regular file")
             raise ToolError(f"skill {name!r} cannot be loaded: {exc}") from None
         files = _list_files(root)
         if not files:
@@ -177,7 +179,7 @@ def _read_file(name: str, root: str, rel: str) -> str:
     target = os.path.realpath(os.path.join(root, *parts))
     inner = os.path.relpath(target, root).split(os.sep)
     if not _within(target, root):
-        raise ToolError(f"path {rel!r} points outside the skill's folder (through a link)")
+        raise ToolError(f"path {rel!r} points outside the skill's folder (through a symlink)")
     if any(part.startswith(".") for part in inner):
         raise ToolError(f"path {rel!r} is a link to a hidden file: those are never served")
     try:
