@@ -39,7 +39,6 @@ import os
 import secrets
 import stat
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -300,27 +299,24 @@ def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool
     return written
 
 
-def _take(folder: Folder, tmp: str, shown: str, cap: int, expected: bytes) -> bytes | None:
-    """Read what a swap displaced (now under the temp name), then remove that name.
+def _take(folder: Folder, tmp: str, name: str, shown: str, cap: int, expected: bytes) -> bool:
+    """After a swap: keep it if it displaced exactly `expected`, else swap straight back.
 
-    A file still being written in place is given a moment to settle. None, with
-    the name left in place, when the displaced thing is not a regular file
-    within the cap.
+    True when ours stays (the displaced file, now under the temp name, is removed).
+    False when someone had saved in between: their file is put back at once, so
+    ours is visible for microseconds at most, and the temp name (ours) is removed.
     """
     fd = folder.open(tmp, _READ_FLAGS)
     try:
         try:
             data, _ = _read_fd(fd, shown, cap)
         except HomeFileError:
-            return None
+            data = None
+        kept = data == expected
+        if not kept:
+            folder.exchange(tmp, name)
         folder.unlink(tmp)
-        for _ in range(5 if data != expected else 0):
-            time.sleep(0.002)
-            again, _ = _read_fd(fd, shown, cap)
-            if again == data:
-                break
-            data = again
-        return data
+        return kept
     finally:
         os.close(fd)
 
@@ -363,9 +359,9 @@ def update(
     """Replace the file `name` with `apply(its bytes)`, never losing a concurrent save.
 
     `apply` gets the current bytes (None when the file does not exist) and returns
-    the new bytes, or None to write nothing; it may be called again on a newer
-    version that someone saved meanwhile, and an exception it raises then puts
-    that version back before it propagates. Returns None, or a note when the data
+    the new bytes, or None to write nothing; it is called again on a newer
+    version when someone saved meanwhile (which is then back in place, so an
+    exception it raises leaves their version). Returns None, or a note when the data
     is in place but the folder could not be synced.
 
     Raises:
@@ -383,8 +379,6 @@ def update(
     _sweep(folder, name, lock.key)
     tmp = temp_name(name)
     expected = current  # what the swap must hand back for no save to be lost
-    failure: BaseException | None = None
-    theirs: bytes | None = None
     seen = st  # the stat of what is at the path, as last known
     for _ in range(SWAP_TRIES):
         _write_temp(folder, tmp, new, st, fsync=fsync)
@@ -403,23 +397,12 @@ def update(
                 theirs, st = _read(folder, name, shown, cap)
                 seen = st
         elif _unlink_on_error(folder, tmp, folder.exchange, tmp, name):
-            ours = folder.lstat(name)  # a rename moves ctime: look at ours where it now is
-            theirs = _take(folder, tmp, shown, cap, expected)
-            if theirs == expected:
+            if _take(folder, tmp, name, shown, cap, expected):
                 break
-            if theirs is None:  # a FIFO or a huge file was saved there: put it back
-                folder.exchange(tmp, name)
-                folder.unlink(tmp)
-                raise refusal(shown, "special", "was replaced by something that is not a file")
-            # Someone saved between our read and the swap: redo the edit on their
-            # version. Ours is at the path now, so the next swap must hand it back.
-            expected, seen = new, ours
-            try:
-                redone, failure = apply(theirs), None
-            except Exception as exc:  # re-raised once their version is back in place
-                redone, failure = None, exc
-            new = theirs if redone is None else redone
-            continue
+            # Someone saved between our check and the swap: theirs is back in place;
+            # start again from it.
+            theirs, st = _read(folder, name, shown, cap)
+            seen = st
         else:
             theirs, _ = _read(folder, name, shown, cap)
             if theirs == expected:
@@ -431,10 +414,6 @@ def update(
         if new is None or new == theirs:
             return None
     else:
-        if expected is not None and theirs is not None and expected != theirs:
-            # Ours is at the path: give the last version someone saved its place back.
-            _write_temp(folder, tmp, theirs, st, fsync=fsync)
-            folder.replace(tmp, name)
         raise SwapConflict(errno.EBUSY, "kept changing while being written", shown)
     note = None
     if fsync:
@@ -445,6 +424,4 @@ def update(
                 f"(the folder could not be synced: {exc.strerror or exc}; the change is in "
                 "place but may not survive a power loss)"
             )
-    if failure is not None:
-        raise failure
     return note
