@@ -7,11 +7,14 @@ import random
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolnexus import agents
 from toolnexus.agents.memory import MemoryStore
@@ -258,3 +261,81 @@ def test_an_editor_saving_by_rename_loses_none_of_its_lines(tmp_path: Path) -> N
     assert lost == [], f"{len(lost)} of 150 saved lines lost (tool wrote {k}, busy {busy})"
     assert k > busy
     assert not [n for n in os.listdir(home) if n.endswith(".tmp")]
+
+
+# -- random homes: tolerant compose never raises, never hangs, never reads outside ----------
+
+_OPENED: list[str] = []
+_RECORDING: list[bool] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _RECORDING and event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_audit)
+
+_KINDS = ["text", "link-in", "link-out", "dangling", "fifo", "not-utf8", "too-large", "folder"]
+_SPOTS = ["MEMORY.md", "USER.md", "soul.md.j2", "skills/a", "skills/a/SKILL.md", "skills/b"]
+
+
+def _plant(home: Path, outside: Path, spot: str, kind: str) -> None:
+    path = home / spot
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:  # an earlier spot made the parent a file or a link: nothing to plant
+        return
+    if path.exists() or path.is_symlink() or not path.parent.is_dir():
+        return
+    if kind == "text":
+        if spot.startswith("skills/") and not spot.endswith(".md"):
+            path.mkdir()
+            name = path.name
+            (path / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\n---\nb\n", "utf-8")
+        else:
+            path.write_text("- a note\n", encoding="utf-8")
+    elif kind == "link-in":
+        (home / "notes.md").write_text("- linked note\n", encoding="utf-8")
+        path.symlink_to(home / "notes.md")
+    elif kind == "link-out":
+        path.symlink_to(outside)
+    elif kind == "dangling":
+        path.symlink_to(home / "nothing-here")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "not-utf8":
+        path.write_bytes(b"- caf\xe9\n")
+    elif kind == "too-large":
+        with open(path, "wb") as f:
+            f.truncate(50_000_000)
+    else:
+        path.mkdir()
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_SPOTS), st.sampled_from(_KINDS)), max_size=6))
+def test_tolerant_compose_of_any_home_never_raises_nor_reads_outside(
+    plan: list[tuple[str, str]],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        outside = root / "outside"
+        outside.mkdir()
+        (outside / "SKILL.md").write_text("---\nname: a\ndescription: CANARY\n---\nx\n", "utf-8")
+        (outside / "MEMORY.md").write_text("- CANARY\n", encoding="utf-8")
+        home = make_home(root / "home")
+        for spot, kind in plan:
+            _plant(home, outside / Path(spot).name if "." in spot else outside, spot, kind)
+        _OPENED.clear()
+        _RECORDING.append(True)
+        started = time.monotonic()
+        try:
+            soul = agents.compose_soul(home, strict=False)
+        finally:
+            _RECORDING.clear()
+        assert time.monotonic() - started < 10
+        assert "CANARY" not in soul.text
+        assert _OPENED  # the hook saw the home's reads (IDENTITY.md at least)
+        assert not [p for p in _OPENED if os.path.realpath(p).startswith(str(outside))]
