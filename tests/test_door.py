@@ -339,3 +339,15 @@ def test_tolerant_compose_of_any_home_never_raises_nor_reads_outside(
         assert "CANARY" not in soul.text
         assert _OPENED  # the hook saw the home's reads (IDENTITY.md at least)
         assert not [p for p in _OPENED if os.path.realpath(p).startswith(str(outside))]
+
+
+def test_a_broken_template_gives_way_to_the_default_layout_when_tolerant(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    (home / "MEMORY.md").write_text("- kept note\n", encoding="utf-8")
+    default = agents.compose_soul(home).text
+    (home / "soul.md.j2").write_text("{% if %}\n", encoding="utf-8")
+    with pytest.raises(HomeError, match=r"soul\.md\.j2"):
+        agents.compose_soul(home)
+    soul = agents.compose_soul(home, strict=False)
+    assert soul.text == default
+    assert [w for w in soul.warnings if "(the default layout is used instead)" in w]

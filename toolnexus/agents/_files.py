@@ -33,6 +33,7 @@ __all__ = [
     "IDENTITY_FILE",
     "MEMORY_FILES",
     "MEMORY_ORDER",
+    "READ_FLAGS",
     "SKILLS_DIR",
     "SKILL_FILE",
     "TEMPLATE_FILE",
@@ -42,9 +43,12 @@ __all__ = [
     "decode",
     "memory_cap",
     "read_capped",
+    "read_fd",
     "read_prefix",
     "refusal",
+    "signature",
     "too_large",
+    "within",
 ]
 
 IDENTITY_FILE = "IDENTITY.md"
@@ -101,6 +105,16 @@ class NotRegularFile(OSError):
 # -- links -------------------------------------------------------------------------------
 
 
+def within(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies under it (both resolved): the one containment rule."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def signature(st: os.stat_result) -> tuple[int, ...]:
+    """What tells one version of a file from another without reading it."""
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 class Door:
     """One home's files seen through the link policy: links may move around inside the home only.
 
@@ -123,8 +137,7 @@ class Door:
 
     def inside(self, real: str) -> bool:
         """Whether a resolved path is the home or lies under it."""
-        home = self.real
-        return real == home or real.startswith(home.rstrip(os.sep) + os.sep)
+        return within(real, self.real)
 
     def follow(self, path: str) -> tuple[str, os.stat_result]:
         """Resolve the link at `path`: its target and the target's stat, if it stays inside.
@@ -185,7 +198,8 @@ class Door:
 
 # -- reading one file --------------------------------------------------------------------
 
-_READ_FLAGS = (
+#: How every home file is opened for reading: never blocking, never following a link.
+READ_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO would otherwise wait for a writer
     | getattr(os, "O_NOCTTY", 0)
@@ -203,7 +217,7 @@ def read_prefix(path: str | os.PathLike[str], *, limit: int | None = None) -> tu
         OSError: when it cannot be opened or read (FileNotFoundError when absent;
             ELOOP when the path itself is a link).
     """
-    fd = os.open(path, _READ_FLAGS)
+    fd = os.open(path, READ_FLAGS)
     with open(fd, "rb") as f:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
@@ -213,32 +227,54 @@ def read_prefix(path: str | os.PathLike[str], *, limit: int | None = None) -> tu
         return (f.read() if limit is None else f.read(limit)), st.st_size
 
 
+def read_fd(fd: int, shown: str, cap: int) -> tuple[bytes, os.stat_result]:
+    """Read an open home file whole if it is a regular file of at most `cap` bytes; and its stat.
+
+    Raises:
+        HomeFileError: for a folder, a FIFO, device or socket, or a file over `cap`
+            (checked on the bytes read too, so a growing file cannot slip past).
+    """
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode):
+        raise refusal(shown, "folder")
+    if not stat.S_ISREG(st.st_mode):
+        raise refusal(shown, "special")
+    if st.st_size > cap:
+        raise too_large(shown, st.st_size, cap)
+    chunks: list[bytes] = []
+    size = 0
+    while size <= cap:
+        chunk = os.pread(fd, cap + 1 - size, size) if hasattr(os, "pread") else os.read(fd, cap)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > cap:
+        raise too_large(shown, size, cap)
+    return b"".join(chunks), st
+
+
 def read_capped(path: str, *, cap: int, shown: str | None = None) -> bytes | None:
-    """Read a regular file whole if it holds at most `cap` bytes; None when absent.
+    """Open and read a regular file whole if it holds at most `cap` bytes; None when absent.
 
     `shown` is how errors name the file (the link a person sees, not its target).
 
     Raises:
-        HomeFileError: for a folder, a FIFO, device or socket, a file over `cap`
-            (checked on the bytes read, so a growing file cannot slip past), or a
-            read error.
+        HomeFileError: as `read_fd`, or when it cannot be opened.
     """
     name = shown or path
     try:
-        data, size = read_prefix(path, limit=cap + 1)
+        fd = os.open(path, READ_FLAGS)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except IsADirectoryError:
-        raise refusal(name, "folder") from None
-    except NotRegularFile:
-        raise refusal(name, "special") from None
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket cannot be opened at all
             raise refusal(name, "special") from None
         raise refusal(name, "unreadable", f"cannot be read: {exc.strerror or exc}") from exc
-    if len(data) > cap:
-        raise too_large(name, max(size, len(data)), cap)
-    return data
+    try:
+        return read_fd(fd, name, cap)[0]
+    finally:
+        os.close(fd)
 
 
 def decode(data: bytes, path: str | os.PathLike[str]) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 import sys
 from typing import Any
 
@@ -51,15 +50,11 @@ class Folder:
             OSError: when a folder cannot be opened.
         """
         path = os.path.abspath(path)
-        try:
-            is_link = stat.S_ISLNK(os.lstat(path).st_mode)
-        except FileNotFoundError:
-            is_link = False
-        if not is_link:
-            folder, name = os.path.split(path)
-            return cls(folder, os.open(folder, _DIR_FLAGS) if _DIR_FDS else None), name
-        target, _ = door.follow(path)
+        found = door.resolve(path)
+        target = path if found is None else found[0]
         folder, name = os.path.split(target)
+        if target == path:  # not a link: the file lives right here
+            return cls(folder, os.open(folder, _DIR_FLAGS) if _DIR_FDS else None), name
         if not _DIR_FDS:  # pragma: no cover - Windows
             return cls(folder, None), name
         fd = os.open(door.real, _DIR_FLAGS)
@@ -157,9 +152,9 @@ def _renameat2(fd: int, src: str, dst: str, flags: int) -> bool:
     global _renameat2_fn, _renameat2_ok
     if not _renameat2_ok:
         return False
-    if _renameat2_fn is None:
-        import ctypes  # only writers need it
+    import ctypes  # only writers need it
 
+    if _renameat2_fn is None:
         try:
             fn = ctypes.CDLL(None, use_errno=True).renameat2
         except (OSError, AttributeError):  # pragma: no cover - an old C library
@@ -168,8 +163,6 @@ def _renameat2(fd: int, src: str, dst: str, flags: int) -> bool:
         fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
         fn.restype = ctypes.c_int
         _renameat2_fn = fn
-    import ctypes
-
     if _renameat2_fn(fd, os.fsencode(src), fd, os.fsencode(dst), flags) == 0:
         return True
     err = ctypes.get_errno()

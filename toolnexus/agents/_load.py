@@ -99,8 +99,9 @@ class Loaded:
 
     home: Path
     identity: Identity | None
-    #: The compiled template (the home's, or the package's), None when the home's is broken.
-    template: jinja2.Template | None
+    #: The compiled template: the home's, or the package's when the home has none or
+    #: its own is broken (then a "template" entry of `part_problems` says why).
+    template: jinja2.Template
     #: How problems name the template: its path, or "default soul template".
     template_name: str
     memory: dict[Target, MemoryFile]
@@ -303,22 +304,18 @@ def load_home(home: Path) -> Loaded:
         id_sha, identity = load_identity(home)
     except HomeError as exc:
         identity_problems = exc.problems
-    template: jinja2.Template | None = default_template()
+    template = default_template()
     template_name = DEFAULT_TEMPLATE
     tpl_sha: str | None = _UNREADABLE
     try:
         tpl_sha, compiled = load_template(home)
     except HomeError as exc:
         part_problems.extend(("template", p) for p in exc.problems)
-        template = None
     else:
-        if compiled is not None:
-            template_name = str(home / TEMPLATE_FILE)
-            if isinstance(compiled, str):
-                part_problems.append(("template", compiled))
-                template = None
-            else:
-                template = compiled
+        if isinstance(compiled, str):
+            part_problems.append(("template", compiled))
+        elif compiled is not None:
+            template, template_name = compiled, str(home / TEMPLATE_FILE)
     limits = identity.config.memory_limits if identity is not None else MemoryLimits()
     memory: dict[Target, MemoryFile] = {}
     shas: dict[Target, str | None] = {}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import HomeError
-from ._files import FILE_CAP, Door, decode, read_capped, too_large
+from ._files import FILE_CAP, Door, decode, read_capped, signature, too_large
 from ._frontmatter import normalize_newlines
 from ._safety import scan_text
 
@@ -118,9 +118,9 @@ def fingerprint(door: Door, path: str, *, cap: int) -> tuple[str, bytes | None] 
     if regular:
         if st.st_size > cap:
             raise too_large(path, st.st_size, cap)
-        signature = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        known = signature(st)
         seen = _SEEN.get(path)
-        if seen is not None and seen.signature == signature:
+        if seen is not None and seen.signature == known:
             quiet_since = seen.read_ns - RACY_WINDOW_NS
             if st.st_mtime_ns < quiet_since and st.st_ctime_ns < quiet_since:
                 return seen.sha, None
@@ -133,7 +133,7 @@ def fingerprint(door: Door, path: str, *, cap: int) -> tuple[str, bytes | None] 
     if regular:
         if len(_SEEN) >= _SEEN_MAX:
             _SEEN.clear()
-        _SEEN[path] = _Seen(signature, sha, read_ns)
+        _SEEN[path] = _Seen(known, sha, read_ns)
     return sha, data
 
 

@@ -16,13 +16,15 @@ recipe:
    swap (else `LockLost`: the caller redoes its edit from the file on disk).
 3. Under the lock, read the file, refuse it when it has no write permission
    bit (even for root), and compute the new bytes.
-4. Write them to the one temp name this tool uses (`.MEMORY.md.toolnexus.tmp`),
-   fsync, and swap it in. A person's editor does not take our lock, so the swap
-   must hand back exactly what it replaced: on Linux `renameat2(RENAME_EXCHANGE)`
-   swaps the two names atomically, the displaced file is read back, and if it is
-   not the version the edit was made on (someone saved in between), the edit is
-   applied again to that version and swapped in again (bounded). Elsewhere the
-   file is re-read just before a plain rename, which leaves a short window.
+4. Write them to a temp name only this tool uses (`.MEMORY.md.toolnexus-<8
+   hex>.tmp`), fsync, check the file's stat signature is still the one read,
+   and swap it in. A person's editor does not take our lock, so the swap must
+   hand back exactly what it replaced: on Linux `renameat2(RENAME_EXCHANGE)`
+   swaps the two names atomically and the displaced file is read back; if it is
+   not the version the edit was made on (someone saved in between), the swap is
+   undone at once and the edit is applied again to their version (bounded).
+   Elsewhere the file is re-read just before a plain rename, which leaves a
+   short window. Stale temps of dead writers are swept once per process.
 5. fsync the folder.
 
 A forked child closes the lock descriptors it inherited, so a fork during a
@@ -44,7 +46,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from ..errors import HomeFileError
-from ._files import refusal, too_large
+from ._files import READ_FLAGS, read_fd, refusal, signature
 from ._folder import Folder
 
 try:
@@ -75,8 +77,6 @@ SWAP_TRIES = 8
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-_READ_FLAGS |= _CLOEXEC | _NOFOLLOW
 
 _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
@@ -234,31 +234,10 @@ def locked(folder: Folder, name: str) -> Iterator[Lock]:
 # -- reading and writing under the lock --------------------------------------------------------
 
 
-def _read_fd(fd: int, shown: str, cap: int) -> tuple[bytes, os.stat_result]:
-    st = os.fstat(fd)
-    if stat.S_ISDIR(st.st_mode):
-        raise refusal(shown, "folder")
-    if not stat.S_ISREG(st.st_mode):
-        raise refusal(shown, "special")
-    if st.st_size > cap:
-        raise too_large(shown, st.st_size, cap)
-    chunks: list[bytes] = []
-    size = 0
-    while size <= cap:
-        chunk = os.pread(fd, cap + 1 - size, size) if hasattr(os, "pread") else os.read(fd, cap)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    if size > cap:
-        raise too_large(shown, size, cap)
-    return b"".join(chunks), st
-
-
 def _read(folder: Folder, name: str, shown: str, cap: int) -> tuple[bytes | None, Any]:
     """The file's bytes and stat, or (None, None) when it does not exist."""
     try:
-        fd = folder.open(name, _READ_FLAGS)
+        fd = folder.open(name, READ_FLAGS)
     except FileNotFoundError:
         return None, None
     except OSError as exc:
@@ -266,12 +245,12 @@ def _read(folder: Folder, name: str, shown: str, cap: int) -> tuple[bytes | None
             raise refusal(shown, "link_out", "became a link while being written: refused") from None
         raise refusal(shown, "unreadable", f"cannot be read: {exc.strerror or exc}") from exc
     try:
-        return _read_fd(fd, shown, cap)
+        return read_fd(fd, shown, cap)
     finally:
         os.close(fd)
 
 
-def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool) -> Any:
+def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool) -> None:
     """Write `data` to the temp name, with the permission bits (and owner) of `like`."""
     with suppress(FileNotFoundError):
         folder.unlink(tmp)  # our own, left by a writer that died
@@ -287,14 +266,12 @@ def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool
             view = view[os.write(fd, view) :]
         if fsync:
             os.fsync(fd)
-        written = os.fstat(fd)
     except BaseException:
         os.close(fd)
         with suppress(OSError):
             folder.unlink(tmp)
         raise
     os.close(fd)
-    return written
 
 
 def _take(folder: Folder, tmp: str, name: str, shown: str, cap: int, expected: bytes) -> bool:
@@ -304,10 +281,10 @@ def _take(folder: Folder, tmp: str, name: str, shown: str, cap: int, expected: b
     False when someone had saved in between: their file is put back at once, so
     ours is visible for microseconds at most, and the temp name (ours) is removed.
     """
-    fd = folder.open(tmp, _READ_FLAGS)
+    fd = folder.open(tmp, READ_FLAGS)
     try:
         try:
-            data, _ = _read_fd(fd, shown, cap)
+            data, _ = read_fd(fd, shown, cap)
         except HomeFileError:
             data = None
         kept = data == expected
@@ -325,13 +302,7 @@ def _unchanged(folder: Folder, name: str, seen: Any) -> bool:
         now = folder.lstat(name)
     except FileNotFoundError:
         return False
-    return (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == (
-        seen.st_ino,
-        seen.st_dev,
-        seen.st_size,
-        seen.st_mtime_ns,
-        seen.st_ctime_ns,
-    )
+    return signature(now) == signature(seen)
 
 
 def _unlink_on_error(folder: Folder, tmp: str, op: Callable[..., Any], *args: str) -> Any:

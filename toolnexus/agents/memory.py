@@ -38,8 +38,15 @@ from ._memfile import (
 from ._safety import scan_text
 from ._store import Folder, LockLost, ReadOnlyFile, SwapConflict, locked, update
 
-__all__ = ["MEMORY_FILES", "Block", "MemoryDocument", "MemoryStore", "Target", "memory_tool"]
-__all__ += ["parse_memory"]
+__all__ = [
+    "MEMORY_FILES",
+    "Block",
+    "MemoryDocument",
+    "MemoryStore",
+    "Target",
+    "memory_tool",
+    "parse_memory",
+]
 
 _LOADS = "Saved now, loads next session (this session's system prompt does not change)."
 _NOTHING = "Nothing written."
@@ -204,20 +211,18 @@ class MemoryStore:
 
     def _edit(self, edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]]) -> str:
         """Run `edit` on the freshly read file under the lock; write its result, if any."""
+        folder: Folder | None = None
         try:
             folder, name = Folder.of(Door(self.dir), os.fspath(self.path))
-        except HomeFileError as exc:
-            raise self._refused("write", exc) from None
-        except OSError as exc:
-            raise self._io_error(exc) from exc
-        try:
             for _ in range(_LOCK_RETRIES):
                 try:
                     return self._edit_locked(folder, name, edit)
                 except LockLost:
                     continue  # the lock file was deleted under us: redo the edit from disk
-        except HomeFileError as exc:
-            raise self._refused("edit", exc) from None
+        except HomeFileError as exc:  # the door refused the file (a link out, a FIFO, ...)
+            raise MemoryEditError(
+                f"cannot write {self.name}: {exc}. {_NOTHING}", kind="io"
+            ) from None
         except ReadOnlyFile as exc:
             raise MemoryEditError(
                 f"cannot write {self.name}: it is {exc.strerror}: a person marked it so. Make "
@@ -230,22 +235,17 @@ class MemoryStore:
                 f"cannot write {self.name}: {msg}. {_NOTHING}", kind="io"
             ) from None
         except OSError as exc:
-            raise self._io_error(exc) from exc
+            raise MemoryEditError(
+                f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or self.path}). "
+                f"Check that the folder is writable and has space. {_NOTHING}",
+                kind="io",
+            ) from exc
         finally:
-            folder.close()
+            if folder is not None:
+                folder.close()
         raise MemoryEditError(
             f"cannot write {self.name}: its lock file .{name}.lock keeps being "
             f"deleted by something else. {_NOTHING}",
-            kind="io",
-        )
-
-    def _refused(self, verb: str, exc: HomeFileError) -> MemoryEditError:
-        return MemoryEditError(f"cannot {verb} {self.name}: {exc}. {_NOTHING}", kind="io")
-
-    def _io_error(self, exc: OSError) -> MemoryEditError:
-        return MemoryEditError(
-            f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or self.path}). "
-            f"Check that the folder is writable and has space. {_NOTHING}",
             kind="io",
         )
 

@@ -16,9 +16,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ..errors import HomeError, ToolError
+from ..errors import HomeError, HomeFileError, ToolError
 from ..tools import Tool, define_tool
-from ._files import FILE_CAP, SKILL_FILE, SKILLS_DIR, Door, NotRegularFile, decode, read_prefix
+from ._files import (
+    FILE_CAP,
+    SKILL_FILE,
+    SKILLS_DIR,
+    Door,
+    NotRegularFile,
+    decode,
+    read_prefix,
+    within,
+)
 from ._load import valid_skills
 from ._skillfile import parse_skill
 from .soul import Soul
@@ -142,9 +151,10 @@ def read_skill(home: Path, name: str, rel: str | None = None) -> str:
             if data is None:
                 raise ToolError(f"skill {name!r} is gone: its SKILL.md was removed")
             skill, _ = parse_skill(decode(data, path), path=Path(path))
+        except HomeFileError as exc:
+            why = "its SKILL.md is not a regular file" if exc.reason == "special" else str(exc)
+            raise ToolError(f"skill {name!r} cannot be loaded: {why}") from None
         except HomeError as exc:
-            if getattr(exc, "reason", None) == "special":
-                exc = HomeError("its SKILL.md is not a regular file")
             raise ToolError(f"skill {name!r} cannot be loaded: {exc}") from None
         files = _list_files(root)
         if not files:
@@ -178,7 +188,7 @@ def _read_file(name: str, root: str, rel: str) -> str:
         raise ToolError(f"path {rel!r} names a hidden file or folder: those are never served")
     target = os.path.realpath(os.path.join(root, *parts))
     inner = os.path.relpath(target, root).split(os.sep)
-    if not _within(target, root):
+    if not within(target, root):
         raise ToolError(f"path {rel!r} points outside the skill's folder (through a symlink)")
     if any(part.startswith(".") for part in inner):
         raise ToolError(f"path {rel!r} is a link to a hidden file: those are never served")
@@ -211,10 +221,6 @@ def _read_file(name: str, root: str, rel: str) -> str:
     return text
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def _list_files(root: str) -> list[str]:
     """Relative paths of the files the tool would serve from `root` besides SKILL.md, sorted."""
     return sorted(rel for rel in _walk(root, root, PurePosixPath()) if rel != SKILL_FILE)
@@ -236,7 +242,7 @@ def _walk(root: str, folder: str, prefix: PurePosixPath) -> Iterator[str]:
             target = os.path.realpath(entry.path)
             inner = os.path.relpath(target, root).split(os.sep)
             if (
-                _within(target, root)
+                within(target, root)
                 and not any(part.startswith(".") for part in inner)
                 and os.path.isfile(target)
             ):

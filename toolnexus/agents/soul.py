@@ -19,7 +19,7 @@ from ._files import MEMORY_FILES, MEMORY_ORDER, SKILL_FILE, SKILLS_DIR
 from ._identity import IdentityConfig
 from ._load import Loaded, Source, load_home
 from ._memfile import normalize_text
-from ._template import DEFAULT_TEMPLATE, default_template, render
+from ._template import render
 
 __all__ = [
     "MEMORY_WARN_RATIO",
@@ -163,7 +163,6 @@ def _build(loaded: Loaded, *, strict: bool) -> Soul:
             f"withheld from the soul{_INSTEAD if part == 'template' else ''}: {p}"
             for part, p in loaded.part_problems
         ]
-    template = loaded.template if loaded.template is not None else default_template()
     withheld: list[Withheld] = []
     shown: dict[str, str] = {}
     entries: dict[str, tuple[str, ...]] = {}
@@ -211,8 +210,7 @@ def _build(loaded: Loaded, *, strict: bool) -> Soul:
         "user_entries": entries["user"],
         "memory_entries": entries["self"],
     }
-    where = loaded.template_name if loaded.template is not None else DEFAULT_TEMPLATE
-    text = _normalize(render(template, context, where=where))
+    text = _normalize(render(loaded.template, context, where=loaded.template_name))
     if len(text) >= MEMORY_WARN_RATIO * SOUL_BUDGET_CHARS:
         warnings.append(
             f"{home}: the soul is {len(text)} characters, budget {SOUL_BUDGET_CHARS}: "
