@@ -351,3 +351,20 @@ def test_a_broken_template_gives_way_to_the_default_layout_when_tolerant(tmp_pat
     soul = agents.compose_soul(home, strict=False)
     assert soul.text == default
     assert [w for w in soul.warnings if "(the default layout is used instead)" in w]
+
+
+def test_memory_show_prints_the_bytes_on_disk_through_the_door(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "home")
+    raw = b"\xef\xbb\xbf# Notes\r- alpha\r\n- beta\n"  # BOM, CR, CRLF and LF in one file
+    (home / "MEMORY.md").write_bytes(raw)
+    out = subprocess.run(
+        [sys.executable, "-m", "toolnexus", "memory", str(home), "show"],
+        capture_output=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (out.returncode, out.stdout) == (0, raw)
+    (home / "USER.md").symlink_to(tmp_path / "elsewhere.md")
+    refused = cli("memory", str(home), "show", "--user")
+    assert refused.returncode == 1
+    assert "refused" in refused.stderr

@@ -175,14 +175,17 @@ def cmd_memory(args: argparse.Namespace) -> int:
     """Run one memory action through the very tool a model uses (same rules, same messages)."""
     import asyncio
 
-    from .agents.home import Home
+    from .agents._load import memory_bytes
     from .agents.memory import memory_tool
 
     home = _home_dir(args.dir)
     if args.action == "show":
-        # The same reader the soul uses: a file that is not UTF-8 is a HomeError, not garbage.
-        doc = Home(home).user() if args.user else Home(home).memory()
-        sys.stdout.write(doc.render())
+        # Through the door every read takes (a FIFO, a link out, a file over its cap, bytes
+        # that are not UTF-8: exit 1), then the file's bytes exactly as on disk.
+        data = memory_bytes(home, "user" if args.user else "self")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
         return EXIT_OK
     target = "user" if args.user else "self"
     call: dict[str, Any] = {"action": args.action, "target": target, "text": args.text}

@@ -47,6 +47,7 @@ __all__ = [
     "load_memory",
     "load_skill",
     "load_template",
+    "memory_bytes",
     "scan_skills",
     "valid_skills",
 ]
@@ -164,6 +165,20 @@ def load_memory(
     path = os.fspath(home / MEMORY_FILES[target])
     found = parsed(Door(home), "memory", path, _parse_memory, cap=memory_cap(limit))
     return (None, _EMPTY_MEMORY) if found is None else found
+
+
+def memory_bytes(home: Path, target: Target) -> bytes:
+    """A memory file's bytes exactly as on disk (empty when absent), read through the door.
+
+    Raises:
+        HomeFileError: when the door refuses it, as composing would (not UTF-8 included).
+    """
+    path = os.fspath(home / MEMORY_FILES[target])
+    data = Door(home).read(path, cap=memory_cap(_limits(home).for_target(target)))
+    if data is None:
+        return b""
+    decode(data, path)  # text, or the same refusal every reader gives
+    return data
 
 
 def _limits(home: Path) -> MemoryLimits:
