@@ -234,11 +234,6 @@ EDITOR = textwrap.dedent(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="open: in about one run in four, one or two of 150 lines saved every few "
-    "milliseconds are still lost (a save racing the microseconds around the swap)",
-)
 def test_an_editor_saving_by_rename_loses_none_of_its_lines(tmp_path: Path) -> None:
     home = make_home(tmp_path)
     path = home / "MEMORY.md"

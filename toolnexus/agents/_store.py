@@ -17,14 +17,17 @@ recipe:
 3. Under the lock, read the file, refuse it when it has no write permission
    bit (even for root), and compute the new bytes.
 4. Write them to a temp name only this tool uses (`.MEMORY.md.toolnexus-<8
-   hex>.tmp`), fsync, check the file's stat signature is still the one read,
+   hex>.tmp`), fsync, check the file is still the version read (same inode,
+   which the read's open descriptor keeps from being reused, and same bytes),
    and swap it in. A person's editor does not take our lock, so the swap must
    hand back exactly what it replaced: on Linux `renameat2(RENAME_EXCHANGE)`
-   swaps the two names atomically and the displaced file is read back; if it is
-   not the version the edit was made on (someone saved in between), the swap is
-   undone at once and the edit is applied again to their version (bounded).
-   Elsewhere the file is re-read just before a plain rename, which leaves a
-   short window. Stale temps of dead writers are swept once per process.
+   swaps the two names atomically and the displaced file is checked the same
+   way; if it is not the version the edit was made on (someone saved in
+   between), the swap is undone at once, checking that what the undo displaces
+   is ours (else a still newer save goes back instead), and the edit is applied
+   again to their version (bounded). Elsewhere the check is followed by a plain
+   rename, which leaves a short window. Stale temps of dead writers are swept
+   once per process.
 5. fsync the folder.
 
 A forked child closes the lock descriptors it inherited, so a fork during a
@@ -45,8 +48,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from ..errors import HomeFileError
-from ._files import READ_FLAGS, read_fd, refusal, signature
+from ._files import READ_FLAGS, read_fd, refusal
 from ._folder import Folder
 
 try:
@@ -234,24 +236,55 @@ def locked(folder: Folder, name: str) -> Iterator[Lock]:
 # -- reading and writing under the lock --------------------------------------------------------
 
 
-def _read(folder: Folder, name: str, shown: str, cap: int) -> tuple[bytes | None, Any]:
-    """The file's bytes and stat, or (None, None) when it does not exist."""
+class _Version:
+    """One version of the file as read. Its descriptor stays open while we compare
+    against it, so its inode number cannot be reused by a newer file meanwhile."""
+
+    __slots__ = ("data", "fd", "st")
+
+    def __init__(self, data: bytes | None, st: Any, fd: int | None) -> None:
+        self.data, self.st, self.fd = data, st, fd
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def is_at(self, st: os.stat_result) -> bool:
+        """Whether `st` is this very version: the same inode (we hold it open, so the
+        number is not reused) with the same bytes (an in-place save shows too).
+
+        Times are not compared: a rename (our own swap) changes the inode's ctime.
+        """
+        if self.fd is None or self.data is None or not _same(st, self.st):
+            return False
+        return os.pread(self.fd, len(self.data) + 1, 0) == self.data
+
+
+def _read(folder: Folder, name: str, shown: str, cap: int) -> _Version:
+    """The file as it is now; `data` is None when it does not exist."""
     try:
         fd = folder.open(name, READ_FLAGS)
     except FileNotFoundError:
-        return None, None
+        return _Version(None, None, None)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # vetted, then swapped for a link: refuse, never follow
             raise refusal(shown, "link_out", "became a link while being written: refused") from None
         raise refusal(shown, "unreadable", f"cannot be read: {exc.strerror or exc}") from exc
     try:
-        return read_fd(fd, shown, cap)
-    finally:
+        data, st = read_fd(fd, shown, cap)
+    except BaseException:
         os.close(fd)
+        raise
+    return _Version(data, st, fd)
 
 
-def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool) -> None:
-    """Write `data` to the temp name, with the permission bits (and owner) of `like`."""
+def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool) -> int:
+    """Write `data` to the temp name, with the permission bits (and owner) of `like`.
+
+    Returns the temp file's descriptor, still open: while it is, its inode number
+    names our version and no other.
+    """
     with suppress(FileNotFoundError):
         folder.unlink(tmp)  # our own, left by a writer that died
     fd = folder.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW)
@@ -271,38 +304,28 @@ def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool
         with suppress(OSError):
             folder.unlink(tmp)
         raise
-    os.close(fd)
+    return fd
 
 
-def _take(folder: Folder, tmp: str, name: str, shown: str, cap: int, expected: bytes) -> bool:
-    """After a swap: keep it if it displaced exactly `expected`, else swap straight back.
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
-    True when ours stays (the displaced file, now under the temp name, is removed).
-    False when someone had saved in between: their file is put back at once, so
-    ours is visible for microseconds at most, and the temp name (ours) is removed.
+
+def _put_back(folder: Folder, tmp: str, name: str, theirs: Any, ours: Any) -> None:
+    """Undo a swap that displaced someone's newer save (`theirs`, now at `tmp`).
+
+    Swaps again and checks what comes out: it should be ours. If a still newer
+    save had replaced ours at the path in the microseconds between, that one
+    came out instead; it is the newest, so it goes back in turn (bounded).
     """
-    fd = folder.open(tmp, READ_FLAGS)
-    try:
-        try:
-            data, _ = read_fd(fd, shown, cap)
-        except HomeFileError:
-            data = None
-        kept = data == expected
-        if not kept:
-            folder.exchange(tmp, name)
-        folder.unlink(tmp)
-        return kept
-    finally:
-        os.close(fd)
-
-
-def _unchanged(folder: Folder, name: str, seen: Any) -> bool:
-    """Whether the file at `name` still has the stat signature `seen`."""
-    try:
-        now = folder.lstat(name)
-    except FileNotFoundError:
-        return False
-    return signature(now) == signature(seen)
+    back, expect = theirs, ours
+    for _ in range(SWAP_TRIES):
+        folder.exchange(tmp, name)
+        out = folder.lstat(tmp)
+        if _same(out, expect):
+            break
+        back, expect = out, back
+    folder.unlink(tmp)
 
 
 def _unlink_on_error(folder: Folder, tmp: str, op: Callable[..., Any], *args: str) -> Any:
@@ -313,6 +336,40 @@ def _unlink_on_error(folder: Folder, tmp: str, op: Callable[..., Any], *args: st
         with suppress(OSError):
             folder.unlink(tmp)
         raise
+
+
+def _swap(folder: Folder, tmp: str, name: str, base: _Version, ours: int, lock: Lock) -> bool:
+    """Put the temp file in place if the file is still `base`; True when ours is in place.
+
+    False when someone saved meanwhile: their version is at the path (if ours
+    was ever visible, for microseconds) and the temp file is gone.
+    """
+    _unlink_on_error(folder, tmp, lock.check)
+    if base.data is None:
+        try:
+            _unlink_on_error(folder, tmp, folder.create, tmp, name)
+            return True
+        except FileExistsError:  # someone created it meanwhile: edit theirs
+            return False
+    try:
+        now = folder.lstat(name)
+    except FileNotFoundError:
+        now = None
+    if now is None or not base.is_at(now):
+        # Saved over since we read it: start again from that version, before ours
+        # is ever visible (someone reading a stale edit of ours could build on it).
+        folder.unlink(tmp)
+        return False
+    if _unlink_on_error(folder, tmp, folder.exchange, tmp, name):
+        out = folder.lstat(tmp)
+        if base.is_at(out):
+            folder.unlink(tmp)
+            return True
+        # Someone saved between our check and the swap: theirs goes back at once.
+        _put_back(folder, tmp, name, out, os.fstat(ours))
+        return False
+    _unlink_on_error(folder, tmp, folder.replace, tmp, name)  # no exchange here: a short window
+    return True
 
 
 def update(
@@ -339,58 +396,40 @@ def update(
         SwapConflict: when it kept changing `SWAP_TRIES` times in a row.
         OSError: when the data could not be written; the file is then as it was.
     """
-    current, st = _read(folder, name, shown, cap)
-    if st is not None and not st.st_mode & 0o222:
-        raise ReadOnlyFile(errno.EACCES, f"read-only (mode {stat.S_IMODE(st.st_mode):04o})", shown)
-    new = apply(current)
-    if new is None or new == current:
-        return None
-    _sweep(folder, name, lock.key)
-    tmp = temp_name(name)
-    expected = current  # what the swap must hand back for no save to be lost
-    seen = st  # the stat of what is at the path, as last known
-    for _ in range(SWAP_TRIES):
-        _write_temp(folder, tmp, new, st, fsync=fsync)
-        _unlink_on_error(folder, tmp, lock.check)
-        if expected is not None and not _unchanged(folder, name, seen):
-            # Saved over since we read it: start again from that version, before ours
-            # is ever visible (someone reading a stale edit of ours could build on it).
-            folder.unlink(tmp)
-            theirs, st = _read(folder, name, shown, cap)
-            seen = st
-        elif expected is None:
-            try:
-                _unlink_on_error(folder, tmp, folder.create, tmp, name)
-                break
-            except FileExistsError:  # someone created it meanwhile: edit theirs
-                theirs, st = _read(folder, name, shown, cap)
-                seen = st
-        elif _unlink_on_error(folder, tmp, folder.exchange, tmp, name):
-            if _take(folder, tmp, name, shown, cap, expected):
-                break
-            # Someone saved between our check and the swap: theirs is back in place;
-            # start again from it.
-            theirs, st = _read(folder, name, shown, cap)
-            seen = st
-        else:
-            theirs, _ = _read(folder, name, shown, cap)
-            if theirs == expected:
-                _unlink_on_error(folder, tmp, folder.replace, tmp, name)
-                break
-            folder.unlink(tmp)  # changed since we read it: start again from it
-        expected = theirs
-        new = apply(theirs)
-        if new is None or new == theirs:
+    base = _read(folder, name, shown, cap)
+    try:
+        st = base.st
+        if st is not None and not st.st_mode & 0o222:
+            mode = stat.S_IMODE(st.st_mode)
+            raise ReadOnlyFile(errno.EACCES, f"read-only (mode {mode:04o})", shown)
+        new = apply(base.data)
+        if new is None or new == base.data:
             return None
-    else:
-        raise SwapConflict(errno.EBUSY, "kept changing while being written", shown)
-    note = None
-    if fsync:
-        try:
-            folder.sync()
-        except OSError as exc:
-            note = (
-                f"(the folder could not be synced: {exc.strerror or exc}; the change is in "
-                "place but may not survive a power loss)"
-            )
-    return note
+        _sweep(folder, name, lock.key)
+        tmp = temp_name(name)
+        for _ in range(SWAP_TRIES):
+            ours = _write_temp(folder, tmp, new, base.st, fsync=fsync)
+            try:
+                if _swap(folder, tmp, name, base, ours, lock):
+                    break
+            finally:
+                os.close(ours)
+            base.close()
+            base = _read(folder, name, shown, cap)
+            new = apply(base.data)
+            if new is None or new == base.data:
+                return None
+        else:
+            raise SwapConflict(errno.EBUSY, "kept changing while being written", shown)
+    finally:
+        base.close()
+    if not fsync:
+        return None
+    try:
+        folder.sync()
+    except OSError as exc:
+        return (
+            f"(the folder could not be synced: {exc.strerror or exc}; the change is in "
+            "place but may not survive a power loss)"
+        )
+    return None
