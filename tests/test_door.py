@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import stat
@@ -10,6 +11,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -166,6 +168,51 @@ async def test_one_bad_user_md_withholds_only_itself(tmp_path: Path, bad: str) -
     assert "USER.md" in result.output
     assert cli("soul", str(home), "--tolerant").returncode == 0
     assert cli("check", str(home)).returncode == 1
+
+
+@contextlib.contextmanager
+def _unprivileged() -> Iterator[None]:
+    """Run the block as an ordinary user: root reads any file, whatever its mode."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.setegid(65534)
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+
+
+async def test_an_unreadable_user_md_withholds_only_itself() -> None:
+    # In a folder of its own under the system temp folder, so the unprivileged
+    # user can reach it (pytest's own temp folders are private to root).
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        home = make_home(Path(tmp) / "home")
+        (home / "MEMORY.md").write_text("- kept note\n", encoding="utf-8")
+        user = home / "USER.md"
+        user.write_text("- secret model of the user\n", encoding="utf-8")
+        # Warm up as root first: whatever the code imports lazily is then loaded
+        # (an unprivileged user may not be able to read the interpreter's files).
+        agents.compose_soul(home, strict=False)
+        await agents.memory_tool(home).execute({"action": "remove", "text": "missing"})
+        os.chmod(user, 0o000)
+        with _unprivileged():
+            with pytest.raises(HomeError, match=r"USER\.md: cannot be read: Permission denied"):
+                agents.compose_soul(home)
+            soul = agents.compose_soul(home, strict=False)
+            result = await agents.memory_tool(home).execute(
+                {"action": "add", "target": "user", "text": "x"}
+            )
+        assert soul.memory_entries == ("kept note",)
+        assert soul.user_entries == ()
+        assert any("withheld from the soul" in w and "USER.md" in w for w in soul.warnings)
+        assert result.is_error
+        assert result.output.startswith("cannot write USER.md")
+        os.chmod(user, 0o644)
+        assert user.read_text(encoding="utf-8") == "- secret model of the user\n"
 
 
 # -- 7. the small ones -----------------------------------------------------------------------
