@@ -71,7 +71,8 @@ def _one_style(text: str) -> bool:
         pytest.param("- a\r", ("a",), "\n", False, id="trailing-cr"),
         pytest.param("- a\r- b\r", ("a", "b"), "\n", False, id="cr-only"),
         pytest.param("- a\r\n- b\n- c\r", ("a", "b", "c"), "\r\n", False, id="mixed"),
-        pytest.param("- \n", ("",), "\n", False, id="empty-entry"),
+        pytest.param("- \n", (), "\n", False, id="empty-entry-is-no-note"),
+        pytest.param("- a\n- a\n- b\n", ("a", "b"), "\n", False, id="identical-entries-one-note"),
         pytest.param("- a\n\n  b\n", ("a\n\nb",), "\n", False, id="blank-then-indent-continues"),
         pytest.param(
             "- a\r\n\r\n\r\n  b\r\n", ("a\n\n\nb",), "\r\n", False, id="blank-run-crlf-continues"
@@ -142,7 +143,8 @@ def test_any_text_parses_and_renders_back_exactly(text: str) -> None:
 def test_format_entry_parses_back_to_one_entry(text: str, newline: str) -> None:
     text = normalize_text(text)
     doc = parse_memory(format_entry(text).replace("\n", newline))
-    assert doc.entries == (text,)
+    assert [b.text for b in doc.blocks if b.kind == "entry"] == [text]
+    assert doc.entries == ((text,) if text.strip() else ())
 
 
 # -- the store against a simple list model -------------------------------------------

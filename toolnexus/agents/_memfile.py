@@ -22,6 +22,7 @@ simple enough for a person editing the file to predict.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -31,6 +32,7 @@ __all__ = [
     "MemoryDocument",
     "append_entry",
     "format_entry",
+    "nfc",
     "normalize_text",
     "parse_memory",
     "remove_entries",
@@ -60,7 +62,12 @@ class Block:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryDocument:
-    """A parsed memory file; immutable, so a snapshot never changes under a reader."""
+    """A parsed memory file; immutable, so a snapshot never changes under a reader.
+
+    Entries with identical text (compared in NFC) are one note, and an entry with
+    no text (`- ` alone) is no note: `entries` and `chars` count each note once,
+    as the soul shows it; `blocks` keep every line as written.
+    """
 
     blocks: tuple[Block, ...] = ()
     #: True when the file starts with a UTF-8 byte order mark (kept on rewrite).
@@ -68,20 +75,46 @@ class MemoryDocument:
     #: The file's newline style, used when it is written back.
     newline: Literal["\n", "\r\n"] = "\n"
     _entries: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _chars: int = field(init=False, repr=False, compare=False)
+    _extra: tuple[Block, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        texts = tuple(b.text for b in self.blocks if b.kind == "entry")
-        object.__setattr__(self, "_entries", texts)
+        seen: set[str] = set()
+        entries: list[str] = []
+        extra: list[Block] = []
+        chars = 0
+        for b in self.blocks:
+            if b.kind == "entry":
+                key = nfc(b.text)
+                if not key.strip() or key in seen:
+                    extra.append(b)
+                    continue
+                seen.add(key)
+                entries.append(b.text)
+            chars += len(b.raw)
+        object.__setattr__(self, "_entries", tuple(entries))
+        object.__setattr__(self, "_chars", chars)
+        object.__setattr__(self, "_extra", tuple(extra))
 
     @property
     def entries(self) -> tuple[str, ...]:
-        """The logical text of every entry, in file order."""
+        """The text of every note, in file order: each distinct entry once, none empty."""
         return self._entries
 
     @property
     def chars(self) -> int:
-        """Characters the file puts in a prompt: no BOM, each line break counts as one."""
-        return sum(len(b.raw) for b in self.blocks)
+        """Characters the file puts in a prompt: no BOM, each line break counts as one,
+        each note once (an empty entry or an extra copy adds nothing)."""
+        return self._chars
+
+    @property
+    def extra(self) -> tuple[Block, ...]:
+        """Entry blocks that are not notes: empty ones and extra copies of a note."""
+        return self._extra
+
+    def is_note(self, block: Block) -> bool:
+        """Whether `block` is shown: prose, or an entry that is the first copy of a note."""
+        return block.kind == "prose" or not self._extra or block not in set(self._extra)
 
     def render(self) -> str:
         """Return the file text in its newline style (a one-style file comes back byte for byte)."""
@@ -89,6 +122,11 @@ class MemoryDocument:
         if self.newline == "\r\n":
             body = body.replace("\n", "\r\n")
         return (BOM if self.bom else "") + body
+
+
+def nfc(text: str) -> str:
+    """The form entry text is compared in: NFD "cafe\u0301" is the same note as NFC "caf\u00e9"."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def normalize_text(text: str) -> str:
