@@ -70,6 +70,7 @@ def test_memory_edit_kinds_are_a_closed_set() -> None:
         "full",
         "rejected",
         "io",
+        "cancelled",
         "internal",
     )
     with pytest.raises(ValueError, match="'typo' is not one of invalid, not_found"):

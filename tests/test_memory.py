@@ -79,13 +79,22 @@ async def test_seed_target_user_writes_user_md(tmp_path: Path) -> None:
 # -- what the model sees -------------------------------------------------------------
 
 
+_ACTION = "add: save a new entry. replace: change part of one entry. remove: delete one entry."
+_TEXT = (
+    "add: the note to save. replace/remove: a part of the existing entry that matches only it "
+    "(its whole text always works)."
+)
+_WITH = "replace only: the text that takes the place of `text` in the entry."
+
+
 def test_input_schema_snapshot(tmp_path: Path) -> None:
+    # `action` is optional in the schema (a batch has none) and there is no top-level
+    # oneOf/anyOf: the OpenAI and Anthropic tool formats refuse them.
     assert memory_tool(tmp_path).input_schema == {
         "additionalProperties": False,
         "properties": {
             "action": {
-                "description": "add: save a new entry. replace: change part of one entry. "
-                "remove: delete one entry.",
+                "description": _ACTION + " Leave it out when giving `operations`.",
                 "enum": ["add", "replace", "remove"],
                 "type": "string",
             },
@@ -96,18 +105,28 @@ def test_input_schema_snapshot(tmp_path: Path) -> None:
                 "enum": ["self", "user"],
                 "type": "string",
             },
-            "text": {
-                "description": "add: the note to save. replace/remove: a part of the existing "
-                "entry that matches only it (its whole text always works).",
-                "type": "string",
-            },
-            "with": {
-                "description": "replace only: the text that takes the place of `text` in the "
-                "entry.",
-                "type": "string",
+            "text": {"description": _TEXT, "type": "string"},
+            "with": {"description": _WITH, "type": "string"},
+            "operations": {
+                "description": "A batch instead of `action`: changes to one target, applied "
+                "in order, all or nothing, the limit checked on the result only.",
+                "items": {
+                    "additionalProperties": False,
+                    "properties": {
+                        "action": {
+                            "description": _ACTION,
+                            "enum": ["add", "replace", "remove"],
+                            "type": "string",
+                        },
+                        "text": {"description": _TEXT, "type": "string"},
+                        "with": {"description": _WITH, "type": "string"},
+                    },
+                    "required": ["action", "text"],
+                    "type": "object",
+                },
+                "type": "array",
             },
         },
-        "required": ["action", "text"],
         "type": "object",
     }
 
@@ -121,7 +140,10 @@ def test_description_covers_purpose_targets_style_next_session_and_full(tmp_path
         "one fact per entry",
         "load NEXT SESSION",
         "current system prompt does not change",
-        "consolidate first",
+        "operations",
+        "together or not at all",
+        "checked on the result only",
+        "whole new entry",
     ):
         assert phrase in description
 
@@ -132,7 +154,9 @@ def test_tool_describes_itself_for_providers(tmp_path: Path) -> None:
         "description": "replace only: the text that takes the place of `text` in the entry.",
         "type": "string",
     }
-    assert tool.to_mcp()["inputSchema"]["required"] == ["action", "text"]
+    for schema in (tool.to_openai()["function"]["parameters"], tool.to_mcp()["inputSchema"]):
+        assert "required" not in schema
+        assert not {"oneOf", "anyOf", "allOf"} & set(schema)
 
 
 async def test_success_messages_snapshot(tmp_path: Path) -> None:
@@ -176,9 +200,14 @@ async def test_success_messages_snapshot(tmp_path: Path) -> None:
             id="unknown-target",
         ),
         pytest.param(
-            {"action": "add"}, "invalid arguments: text: Field required", id="missing-text"
+            {"action": "add"}, 'invalid arguments: text: required for action "add"', id="missing-text"
         ),
-        pytest.param({"text": "x"}, "invalid arguments: action: Field required", id="no-action"),
+        pytest.param(
+            {"text": "x"},
+            'invalid arguments: action: required ("add", "replace" or "remove"), '
+            "or give operations for a batch",
+            id="no-action",
+        ),
         pytest.param(
             {"action": "add", "text": " \n\t"},
             "invalid arguments: text: must not be empty or only whitespace: for add, the note "
@@ -586,11 +615,15 @@ def test_full_file_refuses_growth_and_says_how_to_consolidate(tmp_path: Path) ->
     assert info.value.kind == "full"
     assert info.value.message == (
         "full: MEMORY.md would hold 26 of its 20 characters (now 1 entry, 13 characters). "
-        'Consolidate first: merge related entries or shorten them with action "replace", '
-        'drop stale ones with "remove", then try again. Nothing written.'
+        'Its entries now:\n1. "0123456789"\n'
+        'Try again with one call that frees room and adds: "operations", a list of changes '
+        'applied together, e.g. [{"action": "remove", "text": "<a stale entry>"}, '
+        '{"action": "replace", "text": "<an entry>", "with": "<shorter>"}, '
+        '{"action": "add", "text": "<the new note>"}]; the limit is checked on the result. '
+        "Nothing written."
     )
-    with pytest.raises(MemoryEditError, match=r"^full: "):
-        s.replace("0123", "0123456789abc")
+    with pytest.raises(MemoryEditError, match=r"^full: this note is 22 characters; the limit is 20"):
+        s.replace("0123", "0123456789 and more")
     assert read(s.path) == "- 0123456789\n"
 
 
@@ -600,16 +633,18 @@ def test_oversized_text_is_refused_before_the_safety_scan(
     def no_scan(text: str) -> tuple[str, ...]:
         raise AssertionError("scanned text that cannot fit")
 
-    monkeypatch.setattr("toolnexus.agents.memory.scan_text", no_scan)
+    monkeypatch.setattr("toolnexus.agents._memedit.scan_text", no_scan)
     s = store(tmp_path, "- kept\n", limit=100)
+    huge = "x" + "\n" * 200_000 + "y"
     with pytest.raises(MemoryEditError) as info:
-        s.add("x" + "\n" * 200_000 + "y")
+        s.add(huge)
+    # The note alone could never fit: its size and the limit, no advice to consolidate.
     assert info.value.message == (
-        "full: text is 200002 characters, more than all of MEMORY.md may hold (100). "
+        "full: this note is 600005 characters; the limit is 100 (all of MEMORY.md). "
         "Save a shorter note. Nothing written."
     )
-    with pytest.raises(MemoryEditError, match=r"^full: MEMORY.md would hold 600005 "):
-        s.replace("kept", "x" + "\n" * 200_000 + "y")
+    with pytest.raises(MemoryEditError, match=r"^full: this note is 600005 characters; "):
+        s.replace("kept", huge)
     assert read(s.path) == "- kept\n"
 
 
@@ -709,6 +744,7 @@ def test_public_surface(tmp_path: Path) -> None:
         "MEMORY_FILES",
         "MemoryDocument",
         "MemoryStore",
+        "Op",
         "Target",
         "memory_tool",
         "parse_memory",

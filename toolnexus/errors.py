@@ -43,7 +43,9 @@ __all__ = [
 ]
 
 #: Why a memory action was refused; `MemoryEditError.kind` is always one of these.
-MemoryEditKind = Literal["invalid", "not_found", "ambiguous", "full", "rejected", "io", "internal"]
+MemoryEditKind = Literal[
+    "invalid", "not_found", "ambiguous", "full", "rejected", "io", "cancelled", "internal"
+]
 MEMORY_EDIT_KINDS: tuple[MemoryEditKind, ...] = get_args(MemoryEditKind)
 
 #: Why the door refused a home file; `HomeFileError.reason` is always one of these.

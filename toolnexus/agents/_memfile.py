@@ -31,6 +31,7 @@ __all__ = [
     "Block",
     "MemoryDocument",
     "append_entry",
+    "drop_empty",
     "format_entry",
     "nfc",
     "normalize_text",
@@ -237,12 +238,33 @@ def append_entry(doc: MemoryDocument, text: str) -> MemoryDocument:
     return _rebuild(doc, raws)
 
 
+def _copies(doc: MemoryDocument, old: str) -> list[int]:
+    """Indexes of the entry blocks holding the note `old` (every identical copy)."""
+    key = nfc(old)
+    return [i for i, b in enumerate(doc.blocks) if b.kind == "entry" and nfc(b.text) == key]
+
+
 def replace_entries(doc: MemoryDocument, old: str, new: str) -> MemoryDocument:
-    """Rewrite every entry whose text is exactly `old` to hold `new` instead."""
-    raws = [format_entry(new) if b.kind == "entry" and b.text == old else b.raw for b in doc.blocks]
+    """Rewrite the note `old` to hold `new`: its first copy is rewritten, other copies go."""
+    at = _copies(doc, old)
+    first, rest = (at[0], set(at[1:])) if at else (-1, set())
+    raws = [
+        format_entry(new) if i == first else b.raw
+        for i, b in enumerate(doc.blocks)
+        if i not in rest
+    ]
     return _rebuild(doc, raws)
 
 
 def remove_entries(doc: MemoryDocument, old: str) -> MemoryDocument:
-    """Drop every entry whose text is exactly `old`; prose stays as it was."""
-    return _rebuild(doc, (b.raw for b in doc.blocks if not (b.kind == "entry" and b.text == old)))
+    """Drop every copy of the note `old`; prose stays as it was."""
+    gone = set(_copies(doc, old))
+    return _rebuild(doc, (b.raw for i, b in enumerate(doc.blocks) if i not in gone))
+
+
+def drop_empty(doc: MemoryDocument) -> MemoryDocument:
+    """Drop entries with no text (`- ` alone): they are no note, and a write cleans them up."""
+    if not any(b.kind == "entry" and not b.text.strip() for b in doc.extra):
+        return doc
+    keep = (b.raw for b in doc.blocks if not (b.kind == "entry" and not b.text.strip()))
+    return _rebuild(doc, keep)

@@ -8,12 +8,11 @@ recipe:
    inside the home (`_files.Door`), and every later step goes through a
    descriptor of that folder, opened without following links, so nothing is
    ever created, written or deleted outside the home.
-2. Take a per-file lock: a thread lock, then `fcntl.flock` on a hidden sidecar
-   file (`.MEMORY.md.lock`), created on the first write and never deleted by
-   us. Someone else may delete it (a `git clean`), which lets two processes lock
-   two different files; so after the flock the lock file must still be the one
-   at the path (else retry), and the writer checks that again just before its
-   swap (else `LockLost`: the caller redoes its edit from the file on disk).
+2. Take the file's lock (`_lock`): a thread lock, then `fcntl.flock` on a
+   hidden sidecar file (`.MEMORY.md.lock`); the writer checks just before its
+   swap that the lock file is still the one held (else `LockLost`: the caller
+   redoes its edit from the file on disk), and that its caller has not given up
+   (else `WriteCancelled`, and the temp file goes: nothing was written).
 3. Under the lock, read the file, refuse it when it has no write permission
    bit (even for root), and compute the new bytes.
 4. Write them to a temp name only this tool uses (`.MEMORY.md.toolnexus-<8
@@ -30,11 +29,9 @@ recipe:
    once per process.
 5. fsync the folder.
 
-A forked child closes the lock descriptors it inherited, so a fork during a
-write cannot keep the lock held after the parent lets go. Readers never lock:
-a rename is atomic, so they see the old file or the new one, never a torn one.
-Without `fcntl` (Windows) only the thread lock applies: writers in one process
-are safe, writers in several processes are not.
+Readers never lock: a rename is atomic, so they see the old file or the new
+one, never a torn one. Without `fcntl` (Windows) only the thread lock applies:
+writers in one process are safe, writers in several processes are not.
 """
 
 from __future__ import annotations
@@ -43,29 +40,24 @@ import errno
 import os
 import secrets
 import stat
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from ._files import READ_FLAGS, read_fd, refusal
 from ._folder import Folder
-
-try:
-    import fcntl
-
-    HAVE_FLOCK = True
-except ImportError:  # pragma: no cover - not POSIX
-    HAVE_FLOCK = False
+from ._lock import HAVE_FLOCK, Lock, LockIsLink, LockLost, WriteCancelled, locked
 
 __all__ = [
     "HAVE_FLOCK",
     "TEMP_SUFFIX",
     "Folder",
     "Lock",
+    "LockIsLink",
     "LockLost",
     "ReadOnlyFile",
     "SwapConflict",
+    "WriteCancelled",
     "locked",
     "temp_name",
     "update",
@@ -80,15 +72,6 @@ SWAP_TRIES = 8
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-_thread_locks: dict[str, threading.Lock] = {}
-_thread_locks_guard = threading.Lock()
-# Lock-file descriptors open in this process; a forked child must not keep them.
-_lock_fds: set[int] = set()
-
-
-class LockLost(OSError):
-    """The lock file was replaced or deleted while held; redo the edit under a new lock."""
-
 
 class ReadOnlyFile(OSError):
     """The file has no write permission bit: a person marked it read-only, so it is not replaced."""
@@ -96,26 +79,6 @@ class ReadOnlyFile(OSError):
 
 class SwapConflict(OSError):
     """The file kept changing under the swap, `SWAP_TRIES` times in a row."""
-
-
-def _after_fork_in_child() -> None:
-    """Drop what a forked child inherited mid-write: thread locks and flock'd descriptors.
-
-    Closing the child's copy of a descriptor does not unlock the parent's (flock
-    is released when the last descriptor of the open file goes), so the lock stays
-    the parent's and ends when the parent closes it.
-    """
-    global _thread_locks_guard
-    _thread_locks.clear()
-    _thread_locks_guard = threading.Lock()
-    for fd in list(_lock_fds):
-        with suppress(OSError):
-            os.close(fd)
-    _lock_fds.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def temp_name(name: str) -> str:
@@ -153,84 +116,7 @@ def _sweep(folder: Folder, name: str, key: str) -> None:
     _swept.add(key)
 
 
-def _lock_name(name: str) -> str:
-    return f".{name}.lock"
-
-
 # -- the lock ----------------------------------------------------------------------------------
-
-
-def _thread_lock(key: str) -> threading.Lock:
-    with _thread_locks_guard:
-        lock = _thread_locks.get(key)
-        if lock is None:
-            lock = _thread_locks[key] = threading.Lock()
-        return lock
-
-
-class Lock:
-    """A held write lock; `check` says whether it still guards the file."""
-
-    __slots__ = ("_fd", "_folder", "_name", "key")
-
-    def __init__(self, folder: Folder, name: str, fd: int, key: str) -> None:
-        self._folder = folder
-        self._name = name
-        self._fd = fd
-        #: Which file this is, whatever path reached it (folder device and inode, name).
-        self.key = key
-
-    def check(self) -> None:
-        """Raise `LockLost` when the lock file at the path is no longer the one held."""
-        if HAVE_FLOCK and not _same_file(self._fd, self._folder, _lock_name(self._name)):
-            raise LockLost(f"{self._folder.join(_lock_name(self._name))} was replaced or deleted")
-
-
-def _same_file(fd: int, folder: Folder, name: str) -> bool:
-    held = os.fstat(fd)
-    try:
-        now = folder.lstat(name)
-    except FileNotFoundError:
-        return False
-    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
-
-
-def _open_lock(folder: Folder, name: str) -> int:
-    # O_NOFOLLOW: a lock "file" planted as a link cannot make us create a file elsewhere.
-    fd = folder.open(_lock_name(name), os.O_RDWR | os.O_CREAT | _CLOEXEC | _NOFOLLOW)
-    _lock_fds.add(fd)
-    return fd
-
-
-def _close_lock(fd: int) -> None:
-    _lock_fds.discard(fd)
-    os.close(fd)  # closing the descriptor releases the flock
-
-
-@contextmanager
-def locked(folder: Folder, name: str) -> Iterator[Lock]:
-    """Hold the exclusive write lock of `name` in `folder` for the block.
-
-    Raises:
-        OSError: when the lock file cannot be opened (a read-only folder, say).
-    """
-    key = folder.join(name)
-    if folder.fd is not None:
-        st = os.fstat(folder.fd)
-        key = f"{st.st_dev}:{st.st_ino}/{name}"
-    with _thread_lock(key):
-        fd = _open_lock(folder, name)
-        try:
-            if HAVE_FLOCK:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                # Deleted or replaced while we waited: we hold a lock nobody else sees.
-                while not _same_file(fd, folder, _lock_name(name)):
-                    _close_lock(fd)
-                    fd = _open_lock(folder, name)
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-            yield Lock(folder, name, fd, key)
-        finally:
-            _close_lock(fd)
 
 
 # -- reading and writing under the lock --------------------------------------------------------
@@ -394,6 +280,7 @@ def update(
         HomeFileError: when the file is refused (not a regular file, over `cap`).
         ReadOnlyFile: when it has no write permission bit.
         SwapConflict: when it kept changing `SWAP_TRIES` times in a row.
+        WriteCancelled: when the lock's `cancel` was set before the file was replaced.
         OSError: when the data could not be written; the file is then as it was.
     """
     base = _read(folder, name, shown, cap)
@@ -410,6 +297,9 @@ def update(
         for _ in range(SWAP_TRIES):
             ours = _write_temp(folder, tmp, new, base.st, fsync=fsync)
             try:
+                if lock.cancelled:  # the last moment nothing is visible yet
+                    folder.unlink(tmp)
+                    raise WriteCancelled("cancelled before the write")
                 if _swap(folder, tmp, name, base, ours, lock):
                     break
             finally:

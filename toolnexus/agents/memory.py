@@ -9,82 +9,50 @@ they load from the next session on.
 
 from __future__ import annotations
 
-import json
 import os
-import unicodedata
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
+from .._schema import describe_validation_error
 from ..errors import ArgumentError, HomeError, HomeFileError, MemoryEditError
 from ..tools import Tool, define_tool
 from ._files import MEMORY_FILES, Door, decode, memory_cap
 from ._identity import MemoryLimits, Target, memory_limit
 from ._load import find_identity
-from ._memfile import (
-    Block,
-    MemoryDocument,
-    append_entry,
-    normalize_text,
-    parse_memory,
-    remove_entries,
-    replace_entries,
+from ._memedit import NOTHING, Op, Plan, check_text, usage
+from ._memfile import Block, MemoryDocument, parse_memory
+from ._store import (
+    Folder,
+    LockIsLink,
+    LockLost,
+    ReadOnlyFile,
+    SwapConflict,
+    WriteCancelled,
+    locked,
+    update,
 )
-from ._safety import scan_text
-from ._store import Folder, LockLost, ReadOnlyFile, SwapConflict, locked, update
 
 __all__ = [
     "MEMORY_FILES",
     "Block",
     "MemoryDocument",
     "MemoryStore",
+    "Op",
     "Target",
     "memory_tool",
     "parse_memory",
 ]
 
-_LOADS = "Saved now, loads next session (this session's system prompt does not change)."
-_NOTHING = "Nothing written."
+_NOTHING = NOTHING
 _LOCK_RETRIES = 20
-
-
-def _clip(text: str, limit: int = 200) -> str:
-    """The model's text as an error quotes it: whole up to `limit` characters, else cut with `…`."""
-    return text if len(text) <= limit else text[:limit] + "\u2026"
-
-
-def _quote(text: str, limit: int = 200) -> str:
-    """Show text to a model unambiguously (JSON string), shortened when long."""
-    return json.dumps(_clip(text, limit), ensure_ascii=False)
-
-
-def _nfc(text: str) -> str:
-    """The form text is compared in: NFD input ("cafe\u0301") matches an NFC entry ("caf\u00e9")."""
-    return text if text.isascii() else unicodedata.normalize("NFC", text)
-
-
-def _entries(doc: MemoryDocument) -> str:
-    count = len(doc.entries)
-    return f"{count} entry" if count == 1 else f"{count} entries"
-
-
-def _check_text(text: str) -> str:
-    """Reject blank `text`; return it unchanged. Shared by the tool schema and the store."""
-    if not text.strip():
-        raise ValueError(
-            "must not be empty or only whitespace: for add, the note to save; "
-            "for replace/remove, part of the entry to change"
-        )
-    return text
-
-
-def _invalid(field: str, message: str) -> MemoryEditError:
-    return MemoryEditError(f"invalid arguments: {field}: {message}", kind="invalid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,100 +96,83 @@ class MemoryStore:
 
     def usage(self, doc: MemoryDocument) -> str:
         """Describe how full `doc` is, for a model deciding whether to consolidate."""
-        return f"{self.name}: {_entries(doc)}, {doc.chars}/{self.limit} characters used."
+        return usage(doc, self.name, self.limit)
 
     def add(self, text: str) -> str:
         """Append `text` as one entry (an exact duplicate writes nothing).
 
         Raises:
-            MemoryEditError: `invalid`, `rejected` (safety), or `full`.
+            MemoryEditError: `invalid`, `rejected` (safety), `full`, `io`.
         """
-        entry = self._entry_text(self._query(text), field="text")
-        if len(entry) > self.limit:
-            # Cheap and certain, so it comes before the safety scan of a huge text.
-            raise MemoryEditError(
-                f"full: text is {len(entry)} characters, more than all of {self.name} may "
-                f"hold ({self.limit}). Save a shorter note. {_NOTHING}",
-                kind="full",
-            )
-        self._scan(entry, field="text")
-
-        def edit(doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
-            if _nfc(entry) in {_nfc(e) for e in doc.entries}:
-                return None, (
-                    f"already in {self.name}, nothing written: the entry is saved and "
-                    f"loads next session. {self.usage(doc)}"
-                )
-            new = append_entry(doc, entry)
-            _verify(doc, new, (*doc.entries, entry))
-            self._check_room(doc, new)
-            return new, f"added to {self.name}. {_LOADS} {self.usage(new)}"
-
-        return self._edit(edit)
+        return self._run([Op("add", text)], batch=False)
 
     def replace(self, text: str, with_: str) -> str:
-        """Swap the part `text` of the one matching entry for `with_`.
+        """Swap the part `text` of the one matching entry for `with_` (SPEC §3's rule).
 
         Raises:
-            MemoryEditError: `invalid`, `not_found`, `ambiguous`, `rejected`, `full`.
+            MemoryEditError: `invalid`, `not_found`, `ambiguous`, `rejected`, `full`, `io`.
         """
-        query = self._query(text)
-
-        def edit(doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
-            old = self._match(doc, text, query)
-            replacement = normalize_text(with_)
-            # A whole-entry match replaces the entry; otherwise every occurrence of
-            # the substring inside that one entry is swapped.
-            whole = _nfc(old) in (_nfc(query), _nfc(query.strip()))
-            if whole:
-                changed = replacement
-            elif query in old:
-                changed = old.replace(query, replacement)
-            else:  # matched only in NFC: edit the NFC form of the entry
-                changed = _nfc(old).replace(_nfc(query), replacement)
-            new_text = self._entry_text(changed, field="with", empty="use action remove")
-            new = replace_entries(doc, old, new_text)
-            _verify(doc, new, tuple(new_text if e == old else e for e in doc.entries))
-            self._check_room(doc, new)  # before the scan: a huge text fails here, cheaply
-            self._scan(new_text, field="with")
-            return new, (
-                f"replaced in {self.name}; the entry now reads {_quote(new_text)}. "
-                f"{_LOADS} {self.usage(new)}"
-            )
-
-        return self._edit(edit)
+        return self._run([Op("replace", text, with_)], batch=False)
 
     def remove(self, text: str) -> str:
-        """Delete the one entry that `text` matches.
+        """Delete the one entry that `text` matches (with its identical copies).
 
         Raises:
-            MemoryEditError: `invalid`, `not_found`, `ambiguous`.
+            MemoryEditError: `invalid`, `not_found`, `ambiguous`, `io`.
         """
-        query = self._query(text)
+        return self._run([Op("remove", text)], batch=False)
 
-        def edit(doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
-            old = self._match(doc, text, query)
-            new = remove_entries(doc, old)
-            _verify(doc, new, tuple(e for e in doc.entries if e != old))
-            return new, f"removed from {self.name}: {_quote(old)}. {_LOADS} {self.usage(new)}"
+    def apply(self, ops: Sequence[Op], *, cancel: threading.Event | None = None) -> str:
+        """Apply a batch: every change in order to one read of the file, all or nothing.
 
-        return self._edit(edit)
+        The limit is checked on the final result only, so a batch can free room
+        and use it. `cancel`, once set, stops a call that has not written yet
+        (`MemoryEditError` of kind `cancelled`); a write that has begun finishes.
+
+        Raises:
+            MemoryEditError: the first refusal, naming its item (`item 3: ...`).
+        """
+        if not ops:
+            raise MemoryEditError(
+                "invalid arguments: operations: list at least one change", kind="invalid"
+            )
+        return self._run(ops, batch=True, cancel=cancel)
 
     # -- internals -----------------------------------------------------------------
 
-    def _edit(self, edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]]) -> str:
+    def _run(self, ops: Sequence[Op], *, batch: bool, cancel: threading.Event | None = None) -> str:
+        plan = Plan(ops, name=self.name, limit=self.limit, batch=batch)  # before the lock
+        return self._edit(plan.apply, cancel)
+
+    def _edit(
+        self,
+        edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]],
+        cancel: threading.Event | None = None,
+    ) -> str:
         """Run `edit` on the freshly read file under the lock; write its result, if any."""
         folder: Folder | None = None
         try:
             folder, name = Folder.of(Door(self.dir), os.fspath(self.path))
             for _ in range(_LOCK_RETRIES):
                 try:
-                    return self._edit_locked(folder, name, edit)
+                    return self._edit_locked(folder, name, edit, cancel)
                 except LockLost:
                     continue  # the lock file was deleted under us: redo the edit from disk
+        except WriteCancelled:
+            raise MemoryEditError(
+                f"cancelled: the call was given up before anything was written to "
+                f"{self.name}. {_NOTHING}",
+                kind="cancelled",
+            ) from None
         except HomeFileError as exc:  # the door refused the file (a link out, a FIFO, ...)
             raise MemoryEditError(
                 f"cannot write {self.name}: {exc}. {_NOTHING}", kind="io"
+            ) from None
+        except LockIsLink as exc:
+            raise MemoryEditError(
+                f"cannot write {self.name}: its lock file {exc.filename} {exc.strerror}; "
+                f"a person must remove that link. {_NOTHING}",
+                kind="io",
             ) from None
         except ReadOnlyFile as exc:
             raise MemoryEditError(
@@ -254,6 +205,7 @@ class MemoryStore:
         folder: Folder,
         name: str,
         edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]],
+        cancel: threading.Event | None,
     ) -> str:
         messages: list[str] = []
 
@@ -273,7 +225,7 @@ class MemoryStore:
             messages.append(message)
             return None if new is None else new.render().encode("utf-8")
 
-        with locked(folder, name) as lock:
+        with locked(folder, name, cancel=cancel) as lock:
             note = update(
                 folder,
                 name,
@@ -285,83 +237,6 @@ class MemoryStore:
             )
         message = messages[-1]
         return message if note is None else f"{message} {note}"
-
-    def _entry_text(self, text: str, *, field: str, empty: str = "") -> str:
-        """Normalize an entry's text: LF newlines, no outer blanks, not empty."""
-        entry = normalize_text(text).strip()
-        if not entry:
-            hint = f"; {empty}" if empty else ""
-            raise _invalid(field, f"the entry would be empty{hint}")
-        return entry
-
-    @staticmethod
-    def _scan(entry: str, *, field: str) -> None:
-        """Refuse text that is unsafe in a system prompt (see `safety`)."""
-        reasons = scan_text(entry)
-        if reasons:
-            raise MemoryEditError(
-                f"rejected: {field} breaks a safety rule: {'; '.join(reasons)}. Memory loads "
-                "into every future system prompt, so it must be plain data: rephrase it as a "
-                f"plain fact without that and try again. {_NOTHING}",
-                kind="rejected",
-            )
-
-    @staticmethod
-    def _query(text: str) -> str:
-        try:
-            _check_text(text)
-        except ValueError as exc:
-            raise _invalid("text", str(exc)) from None
-        return normalize_text(text)
-
-    @staticmethod
-    def _match(doc: MemoryDocument, text: str, query: str) -> str:
-        """Pick the entry `query` means: a whole-text match wins, else a unique substring.
-
-        Entries with identical text count as one, so duplicates a person made can
-        still be edited. Text is compared in NFC; the entry is returned as stored.
-        """
-        forms = {_nfc(e): e for e in reversed(doc.entries)}  # first one wins
-        for whole in (query, query.strip()):
-            if _nfc(whole) in forms:
-                return forms[_nfc(whole)]
-        needle = _nfc(query)
-        hits = list(dict.fromkeys(e for e in doc.entries if needle in _nfc(e)))
-        if not hits:
-            raise MemoryEditError(f"not found: {_clip(text)}", kind="not_found")
-        if len(hits) > 1:
-            shown = "; ".join(_quote(e, 80) for e in hits[:5])
-            more = f"; and {len(hits) - 5} more" if len(hits) > 5 else ""
-            raise MemoryEditError(
-                f"ambiguous: {len(hits)} entries match {_quote(text)}: {shown}{more}. Quote "
-                f"more of the entry you mean (its whole text always works). {_NOTHING}",
-                kind="ambiguous",
-            )
-        return hits[0]
-
-    def _check_room(self, before: MemoryDocument, after: MemoryDocument) -> None:
-        """Refuse growth past the limit; shrinking an over-full file is always allowed."""
-        if after.chars > self.limit and after.chars > before.chars:
-            raise MemoryEditError(
-                f"full: {self.name} would hold {after.chars} of its {self.limit} characters "
-                f"(now {_entries(before)}, {before.chars} characters). Consolidate first: merge "
-                "related "
-                'entries or shorten them with action "replace", drop stale ones with '
-                f'"remove", then try again. {_NOTHING}',
-                kind="full",
-            )
-
-
-def _verify(before: MemoryDocument, after: MemoryDocument, expected: tuple[str, ...]) -> None:
-    """Refuse to write a document that does not parse back to what the edit intended."""
-    prose_before = "".join(b.raw for b in before.blocks if b.kind == "prose")
-    prose_after = "".join(b.raw for b in after.blocks if b.kind == "prose")
-    if after.entries != expected or prose_after.rstrip("\r\n") != prose_before.rstrip("\r\n"):
-        raise MemoryEditError(
-            "internal error: the edit would not read back as intended; nothing written "
-            "(please report this bug)",
-            kind="internal",
-        )
 
 
 # -- the tool ---------------------------------------------------------------------
@@ -377,16 +252,23 @@ plainly, and durable (still worth knowing weeks from now). Do not save \
 secrets, one-off task progress, or anything easy to look up again.
 
 Actions: "add" saves `text` as a new entry. "replace" finds the one entry \
-containing `text` and swaps that part for `with`. "remove" deletes the one \
-entry containing `text`. For replace and remove, quote enough of the entry to \
-match only it; its whole text always works.
+containing `text` and puts `with` in place of that part, keeping the rest of \
+the entry; if `with` already restates the text before or after the match it \
+is not repeated, so giving the whole new entry as `with` also works. \
+"remove" deletes the one entry containing `text`. For replace and remove, \
+quote enough of the entry to match only it; its whole text always works.
+
+Batch: instead of `action`, give `operations`, a list of {"action", "text", \
+"with"} changes for one target. They apply in order, together or not at all, \
+and the limit is checked on the result only. When a file is full, use one \
+batch that removes or shortens entries and then adds the new one: one call, \
+and no other writer can take the room in between.
 
 Writes are saved to disk at once but load NEXT SESSION: your current system \
 prompt does not change, so do not add a note again because you cannot see it yet.
 
-Each file has a character limit, and every result shows the usage. When a \
-file is full, consolidate first: merge or shorten entries with "replace", drop \
-stale ones with "remove", then add again."""
+Each file has a character limit, and every result shows the usage; a "full" \
+error lists the file's entries as they are now."""
 
 
 def _drop_description(schema: JsonDict) -> None:
@@ -395,41 +277,35 @@ def _drop_description(schema: JsonDict) -> None:
 
 
 def _drop_default(schema: JsonDict) -> None:
-    """Keep `with` a plain optional string in the schema (its None default is internal)."""
+    """Keep optional fields plain in the schema (their None default is internal)."""
     schema.pop("default", None)
 
 
-class MemoryArgs(BaseModel):
-    """The arguments of the memory tool; the schema property is literally `with`."""
+_ACTION = "add: save a new entry. replace: change part of one entry. remove: delete one entry."
+_TEXT = (
+    "add: the note to save. replace/remove: a part of the existing entry "
+    "that matches only it (its whole text always works)."
+)
+_WITH = "replace only: the text that takes the place of `text` in the entry."
+
+
+class MemoryOp(BaseModel):
+    """One change of a batch (`operations`): the same fields as a single call."""
 
     model_config = ConfigDict(
         extra="forbid", strict=True, frozen=True, json_schema_extra=_drop_description
     )
 
-    action: Literal["add", "replace", "remove"] = Field(
-        description="add: save a new entry. replace: change part of one entry. "
-        "remove: delete one entry."
-    )
-    target: Target = Field(
-        default="self",
-        description='"self": your own notes (MEMORY.md). "user": what you know about '
-        "the user (USER.md).",
-    )
-    text: str = Field(
-        description="add: the note to save. replace/remove: a part of the existing entry "
-        "that matches only it (its whole text always works)."
-    )
+    action: Literal["add", "replace", "remove"] = Field(description=_ACTION)
+    text: str = Field(description=_TEXT)
     with_: str | SkipJsonSchema[None] = Field(
-        default=None,
-        alias="with",
-        description="replace only: the text that takes the place of `text` in the entry.",
-        json_schema_extra=_drop_default,
+        default=None, alias="with", description=_WITH, json_schema_extra=_drop_default
     )
 
     @field_validator("text")
     @classmethod
     def _text_not_blank(cls, text: str) -> str:
-        return _check_text(text)
+        return check_text(text)
 
     @field_validator("with_", mode="before")
     @classmethod
@@ -440,14 +316,125 @@ class MemoryArgs(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _with_matches_action(self) -> MemoryArgs:
-        if self.action == "replace" and self.with_ is None:
-            raise ValueError('with: required when action is "replace" (the new text)')
-        if self.action != "replace" and self.with_ is not None:
-            raise ValueError(
-                f'with: only used by action "replace"; leave it out for "{self.action}"'
-            )
+    def _with_matches_action(self) -> MemoryOp:
+        _with_rule(self.action, self.with_)
         return self
+
+    def op(self) -> Op:
+        """The change as the editor takes it."""
+        return Op(self.action, self.text, self.with_)
+
+
+def _with_rule(action: str, with_: str | None) -> None:
+    if action == "replace" and with_ is None:
+        raise ValueError('with: required when action is "replace" (the new text)')
+    if action != "replace" and with_ is not None:
+        raise ValueError(f'with: only used by action "replace"; leave it out for "{action}"')
+
+
+class MemoryArgs(BaseModel):
+    """The arguments of the memory tool: one change (`action`) or a batch (`operations`).
+
+    The schema property is literally `with`; `action` stays optional there (no
+    top-level `oneOf`, which tool formats refuse), and the rule is checked here.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, json_schema_extra=_drop_description
+    )
+
+    action: Literal["add", "replace", "remove"] | SkipJsonSchema[None] = Field(
+        default=None,
+        description=_ACTION + " Leave it out when giving `operations`.",
+        json_schema_extra=_drop_default,
+    )
+    target: Target = Field(
+        default="self",
+        description='"self": your own notes (MEMORY.md). "user": what you know about '
+        "the user (USER.md).",
+    )
+    text: str | SkipJsonSchema[None] = Field(
+        default=None, description=_TEXT, json_schema_extra=_drop_default
+    )
+    with_: str | SkipJsonSchema[None] = Field(
+        default=None, alias="with", description=_WITH, json_schema_extra=_drop_default
+    )
+    operations: list[MemoryOp] | SkipJsonSchema[None] = Field(
+        default=None,
+        description="A batch instead of `action`: changes to one target, applied in order, "
+        "all or nothing, the limit checked on the result only.",
+        json_schema_extra=_drop_default,
+    )
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _action_is_known(cls, value: object) -> object:
+        # One plain message instead of one per member of the optional type.
+        if value is not None and value not in ("add", "replace", "remove"):
+            raise ValueError("Input should be 'add', 'replace' or 'remove'")
+        return value
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _text_is_text(cls, value: object) -> object:
+        if value is None:
+            return value
+        if not isinstance(value, str):
+            raise ValueError("Input should be a valid string")
+        return check_text(value)
+
+    @field_validator("with_", mode="before")
+    @classmethod
+    def _with_is_text(cls, value: object) -> object:
+        if value is not None and not isinstance(value, str):
+            raise ValueError("Input should be a valid string")
+        return value
+
+    @field_validator("operations", mode="before")
+    @classmethod
+    def _each_item(cls, value: object) -> object:
+        """Check each item alone, so an error names it by position (`item 3`)."""
+        if not isinstance(value, list):
+            return value  # the type check says what is wrong
+        if not value:
+            raise ValueError("list at least one change")
+        items: list[MemoryOp] = []
+        for k, item in enumerate(value, 1):
+            try:
+                items.append(MemoryOp.model_validate(item))
+            except ValidationError as exc:
+                why = describe_validation_error(exc).removeprefix("invalid arguments: ")
+                raise ValueError(f"item {k}: {why}") from None
+        return items
+
+    @model_validator(mode="after")
+    def _one_form(self) -> MemoryArgs:
+        if self.operations is not None:
+            extra = [n for n, v in (("action", self.action), ("text", self.text)) if v is not None]
+            if self.with_ is not None:
+                extra.append("with")
+            if extra:
+                raise ValueError(
+                    f"{extra[0]}: give either action/text/with (one change) or operations "
+                    "(a batch), not both; inside a batch each item has its own"
+                )
+            return self
+        if self.action is None:
+            raise ValueError(
+                'action: required ("add", "replace" or "remove"), or give operations for a batch'
+            )
+        if self.text is None:
+            raise ValueError(f'text: required for action "{self.action}"')
+        _with_rule(self.action, self.with_)
+        return self
+
+    def ops(self) -> list[Op]:
+        """The changes this call asks for, in order."""
+        if self.operations is not None:
+            return [item.op() for item in self.operations]
+        assert self.action is not None  # checked above
+        assert self.text is not None
+        return [Op(self.action, self.text, self.with_)]
 
 
 def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> MemoryLimits:
@@ -482,14 +469,23 @@ def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> 
     resolved = _resolve_limits(home, limits)
     stores = {t: MemoryStore(home, t, limit=resolved.for_target(t)) for t in MEMORY_FILES}
 
-    def handle(args: MemoryArgs) -> str:
+    async def handle(args: MemoryArgs) -> str:
+        # The write runs in a worker thread (it waits on a lock and on the disk). If
+        # the caller gives up, the event stops the thread before anything is written.
+        import asyncio  # here, not at the top: `toolnexus soul` never needs an event loop
+
         store = stores[args.target]
-        if args.action == "add":
-            return store.add(args.text)
-        if args.action == "replace":
-            assert args.with_ is not None  # checked by MemoryArgs
-            return store.replace(args.text, args.with_)
-        return store.remove(args.text)
+        cancel = threading.Event()
+        work = (
+            partial(store.apply, args.ops(), cancel=cancel)
+            if args.operations is not None
+            else partial(store._run, args.ops(), batch=False, cancel=cancel)
+        )
+        try:
+            return await asyncio.to_thread(work)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
 
     return define_tool(
         name="memory", description=DESCRIPTION, input_model=MemoryArgs, handler=handle

@@ -1,0 +1,404 @@
+"""The memory tool's edits as pure functions of a parsed file: match, restate, batch, room.
+
+`run` applies one change or a batch of them to a `MemoryDocument` read under
+the lock and returns the document to write with the message for the model, or
+raises `MemoryEditError` and nothing is written. No file is touched here: the
+store (`memory.MemoryStore`) reads, locks and writes; this module decides.
+
+A batch is applied in order to one read of the file, each change to the
+result of the one before, and the limit is checked once, on the final result:
+a batch can free room and use it in one call. Any refused change refuses the
+batch, named by its 1-based position (`item 3`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import MemoryEditError
+from ._memfile import (
+    MemoryDocument,
+    append_entry,
+    drop_empty,
+    format_entry,
+    nfc,
+    normalize_text,
+    remove_entries,
+    replace_entries,
+)
+from ._safety import scan_text
+
+__all__ = [
+    "LOADS",
+    "NOTHING",
+    "Op",
+    "Plan",
+    "check_text",
+    "clip",
+    "quote",
+    "restate",
+    "run",
+    "usage",
+]
+
+LOADS = "Saved now, loads next session (this session's system prompt does not change)."
+NOTHING = "Nothing written."
+
+Action = Literal["add", "replace", "remove"]
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One change: `add` saves `text`; `replace` swaps the part `text` of an entry for `with_`;
+    `remove` deletes the entry `text` matches."""
+
+    action: Action
+    text: str
+    with_: str | None = None
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """The model's text as an error quotes it: whole up to `limit` characters, else cut with `…`."""
+    return text if len(text) <= limit else text[:limit] + "\u2026"
+
+
+def quote(text: str, limit: int = 200) -> str:
+    """Show text to a model unambiguously (JSON string), shortened when long."""
+    return json.dumps(clip(text, limit), ensure_ascii=False)
+
+
+def _count(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def usage(doc: MemoryDocument, name: str, limit: int) -> str:
+    """How full `doc` is, for a model deciding whether to consolidate."""
+    return f"{name}: {_count(len(doc.entries))}, {doc.chars}/{limit} characters used."
+
+
+def check_text(text: str) -> str:
+    """Reject blank `text`; return it unchanged (the tool's schema and the store share it)."""
+    if not text.strip():
+        raise ValueError(
+            "must not be empty or only whitespace: for add, the note to save; "
+            "for replace/remove, part of the entry to change"
+        )
+    return text
+
+
+def _invalid(field: str, message: str) -> MemoryEditError:
+    return MemoryEditError(f"invalid arguments: {field}: {message}", kind="invalid")
+
+
+def restate(entry: str, query: str, with_: str) -> str:
+    """The entry after `query` in it is replaced by `with_` (SPEC §3's rule).
+
+    Keep the text before and after the match around `with_`, except what `with_`
+    already restates: the text before is dropped when `with_` begins with it, the
+    text after when `with_` ends with it. When the match starts the entry and
+    `with_` begins with the matched text, or the match is the whole entry,
+    `with_` is the whole new entry.
+    """
+    if nfc(entry) in (nfc(query), nfc(query.strip())):
+        return with_
+    at = entry.find(query)
+    if at < 0:  # matched only in NFC: edit the NFC form of the entry
+        entry, query = nfc(entry), nfc(query)
+        at = entry.find(query)
+    before, after = entry[:at], entry[at + len(query) :]
+    if at == 0 and with_.startswith(query):
+        return with_
+    if before and with_.startswith(before):
+        before = ""
+    if after and with_.endswith(after):
+        after = ""
+    return before + with_ + after
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What one change did: the document after it, the entry it was about, how many copies."""
+
+    doc: MemoryDocument
+    action: Action
+    #: The entry added, or the entry as stored that was replaced or removed.
+    entry: str
+    #: For replace: the entry as it now reads.
+    now: str = ""
+    copies: int = 1
+    changed: bool = True
+
+    def said(self) -> str:
+        """This change as a batch's result lists it."""
+        copies = f"{self.copies} identical entries " if self.copies > 1 else ""
+        if self.action == "add":
+            return (
+                f"added {quote(self.entry)}"
+                if self.changed
+                else (f"already there: {quote(self.entry)}")
+            )
+        if self.action == "replace":
+            return f"replaced {copies}{quote(self.entry, 80)}, now {quote(self.now)}"
+        return f"removed {copies}{quote(self.entry)}"
+
+    def said_alone(self, name: str) -> str:
+        """This change as the result of a call that made only it."""
+        copies = f" {self.copies} identical entries" if self.copies > 1 else ""
+        if self.action == "add":
+            return f"added to {name}."
+        if self.action == "replace":
+            return f"replaced{copies} in {name}; the entry now reads {quote(self.now)}."
+        return f"removed{copies} from {name}: {quote(self.entry)}."
+
+
+class _Batch:
+    """Apply changes one after another to one file's document; raise on the first refusal."""
+
+    def __init__(self, name: str, limit: int, many: bool) -> None:
+        self.name = name
+        self.limit = limit
+        self.many = many
+
+    def fail(self, item: int, exc: MemoryEditError) -> MemoryEditError:
+        """Name the item of a batch that was refused; a single change keeps its message."""
+        if not self.many:
+            return exc
+        message = exc.message
+        if not message.endswith(NOTHING):
+            message += f". {NOTHING}" if message[-1:] not in ".)" else f" {NOTHING}"
+        return MemoryEditError(f"item {item}: {message}", kind=exc.kind)
+
+    def check(self, op: Op) -> Op:
+        """What can be checked without the file: text given, a new entry's size and safety.
+
+        Runs before the lock is taken, so a call that could never succeed waits for
+        nobody and creates nothing. Returns the change with an add's text as its entry.
+        """
+        if op.action == "add":
+            entry = _entry_text(_query(op.text), field="text")
+            self.fits(entry)
+            _scan(entry, field="text")
+            return Op("add", entry)
+        _query(op.text)
+        if op.action == "replace" and op.with_ is None:
+            raise _invalid("with", 'required when action is "replace" (the new text)')
+        return op
+
+    def step(self, doc: MemoryDocument, op: Op) -> _Step:
+        if op.action == "add":
+            return self.add(doc, op.text)
+        if op.action == "replace":
+            assert op.with_ is not None  # checked by `check`
+            return self.replace(doc, op.text, op.with_)
+        return self.remove(doc, op.text)
+
+    def add(self, doc: MemoryDocument, entry: str) -> _Step:
+        if nfc(entry) in {nfc(e) for e in doc.entries}:
+            return _Step(doc, "add", entry, changed=False)
+        new = append_entry(doc, entry)
+        _verify(doc, new, (*doc.entries, entry))
+        return _Step(new, "add", entry)
+
+    def replace(self, doc: MemoryDocument, text: str, with_: str) -> _Step:
+        query = _query(text)
+        old, copies = _match(doc, text, query)
+        changed = restate(old, query, normalize_text(with_))
+        new_text = _entry_text(changed, field="with", empty="use action remove")
+        if len(new_text) > len(old):  # shrinking an over-full file is always allowed
+            self.fits(new_text)
+        _scan(new_text, field="with")
+        new = replace_entries(doc, old, new_text)
+        key = nfc(old)
+        _verify(doc, new, _distinct([new_text if nfc(e) == key else e for e in doc.entries]))
+        return _Step(new, "replace", old, now=new_text, copies=copies)
+
+    def remove(self, doc: MemoryDocument, text: str) -> _Step:
+        query = _query(text)
+        old, copies = _match(doc, text, query)
+        new = remove_entries(doc, old)
+        key = nfc(old)
+        _verify(doc, new, tuple(e for e in doc.entries if nfc(e) != key))
+        return _Step(new, "remove", old, copies=copies)
+
+    def fits(self, entry: str) -> None:
+        """Refuse a note that could never fit, whatever else the file held."""
+        size = len(format_entry(entry))
+        if size > self.limit:
+            raise MemoryEditError(
+                f"full: this note is {size} characters; the limit is {self.limit} "
+                f"(all of {self.name}). Save a shorter note. {NOTHING}",
+                kind="full",
+            )
+
+    def room(self, before: MemoryDocument, after: MemoryDocument) -> None:
+        """Refuse growth past the limit, showing what is there; shrinking is always allowed."""
+        if after.chars <= self.limit or after.chars <= before.chars:
+            return
+        listed = "\n".join(f"{i}. {quote(e, 10**9)}" for i, e in enumerate(before.entries, 1))
+        raise MemoryEditError(
+            f"full: {self.name} would hold {after.chars} of its {self.limit} characters "
+            f"(now {_count(len(before.entries))}, {before.chars} characters). "
+            f"Its entries now:\n{listed or '(none: the file holds only prose)'}\n"
+            'Try again with one call that frees room and adds: "operations", a list of '
+            'changes applied together, e.g. [{"action": "remove", "text": "<a stale entry>"}, '
+            '{"action": "replace", "text": "<an entry>", "with": "<shorter>"}, '
+            '{"action": "add", "text": "<the new note>"}]; the limit is checked on the '
+            f"result. {NOTHING}",
+            kind="full",
+        )
+
+
+class Plan:
+    """Changes to one file, checked as far as they can be without reading it.
+
+    Build it before taking the lock (`MemoryEditError` for a call that can never
+    succeed), then `apply` it to the document read under the lock.
+    """
+
+    def __init__(self, ops: Sequence[Op], *, name: str, limit: int, batch: bool) -> None:
+        self._edit = _Batch(name, limit, many=batch)
+        self.batch = batch
+        checked: list[Op] = []
+        for item, op in enumerate(ops, 1):
+            try:
+                checked.append(self._edit.check(op))
+            except MemoryEditError as exc:
+                raise self._edit.fail(item, exc) from None
+        self.ops = tuple(checked)
+
+    def apply(self, doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
+        """Apply the changes to `doc` in order, all or nothing; return the document to
+        write (None: nothing changed) and the result message.
+
+        Raises:
+            MemoryEditError: the first refusal (in a batch, naming the item), or `full`
+                when the final result overflows.
+        """
+        edit, name, limit = self._edit, self._edit.name, self._edit.limit
+        steps: list[_Step] = []
+        now = doc
+        for item, op in enumerate(self.ops, 1):
+            try:
+                step = edit.step(now, op)
+            except MemoryEditError as exc:
+                raise edit.fail(item, exc) from None
+            steps.append(step)
+            now = step.doc
+        if not any(s.changed for s in steps):
+            what = "the entry is" if len(steps) == 1 else "every note of the batch is"
+            return None, (
+                f"already in {name}, nothing written: {what} saved and loads next session. "
+                f"{usage(doc, name, limit)}"
+            )
+        edit.room(doc, now)
+        empties = sum(1 for b in now.extra if not b.text.strip())
+        now = drop_empty(now)
+        if self.batch:
+            listed = "; ".join(f"{i}. {s.said()}" for i, s in enumerate(steps, 1))
+            done = (
+                f"applied {len(steps)} change{'s' if len(steps) > 1 else ''} to {name}: {listed}."
+            )
+        else:
+            done = steps[0].said_alone(name)
+        if empties:
+            done += (
+                f" Also dropped {_count(empties).replace('entr', 'empty entr')} "
+                '("- " alone on a line: no note).'
+            )
+        return now, f"{done} {LOADS} {usage(now, name, limit)}"
+
+
+def run(
+    doc: MemoryDocument, ops: Sequence[Op], *, name: str, limit: int, batch: bool = False
+) -> tuple[MemoryDocument | None, str]:
+    """`Plan(ops, ...).apply(doc)`: check and apply in one go (pure, for tests and tools)."""
+    return Plan(ops, name=name, limit=limit, batch=batch).apply(doc)
+
+
+# -- the parts of a change -------------------------------------------------------------
+
+
+def _query(text: str) -> str:
+    try:
+        check_text(text)
+    except ValueError as exc:
+        raise _invalid("text", str(exc)) from None
+    return normalize_text(text)
+
+
+def _entry_text(text: str, *, field: str, empty: str = "") -> str:
+    """An entry's text: LF newlines, no outer blanks, not empty."""
+    entry = normalize_text(text).strip()
+    if not entry:
+        hint = f"; {empty}" if empty else ""
+        raise _invalid(field, f"the entry would be empty{hint}")
+    return entry
+
+
+def _scan(entry: str, *, field: str) -> None:
+    """Refuse text that is unsafe in a system prompt (see `_safety`)."""
+    reasons = scan_text(entry)
+    if reasons:
+        raise MemoryEditError(
+            f"rejected: {field} breaks a safety rule: {'; '.join(reasons)}. Memory loads "
+            "into every future system prompt, so it must be plain data: rephrase it as a "
+            f"plain fact without that and try again. {NOTHING}",
+            kind="rejected",
+        )
+
+
+def _match(doc: MemoryDocument, text: str, query: str) -> tuple[str, int]:
+    """Pick the note `query` means and count its identical copies in the file.
+
+    A whole-text match wins, else a unique substring. Text is compared in NFC;
+    the entry is returned as stored (its first copy).
+    """
+    forms = {nfc(e): e for e in doc.entries}
+    old: str | None = None
+    for whole in (query, query.strip()):
+        old = forms.get(nfc(whole))
+        if old is not None:
+            break
+    else:
+        needle = nfc(query)
+        hits = [e for e in doc.entries if needle in nfc(e)]
+        if not hits:
+            raise MemoryEditError(f"not found: {clip(text)}", kind="not_found")
+        if len(hits) > 1:
+            shown = "; ".join(quote(e, 80) for e in hits[:5])
+            more = f"; and {len(hits) - 5} more" if len(hits) > 5 else ""
+            raise MemoryEditError(
+                f"ambiguous: {len(hits)} entries match {quote(text)}: {shown}{more}. Quote "
+                f"more of the entry you mean (its whole text always works). {NOTHING}",
+                kind="ambiguous",
+            )
+        old = hits[0]
+    key = nfc(old)
+    copies = sum(1 for b in doc.blocks if b.kind == "entry" and nfc(b.text) == key)
+    return old, copies
+
+
+def _distinct(entries: Iterable[str]) -> tuple[str, ...]:
+    """Each note once (NFC-compared), first copy first: what `MemoryDocument.entries` holds."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for e in entries:
+        if nfc(e) not in seen:
+            seen.add(nfc(e))
+            out.append(e)
+    return tuple(out)
+
+
+def _verify(before: MemoryDocument, after: MemoryDocument, expected: tuple[str, ...]) -> None:
+    """Refuse to write a document that does not parse back to what the edit intended."""
+    prose_before = "".join(b.raw for b in before.blocks if b.kind == "prose")
+    prose_after = "".join(b.raw for b in after.blocks if b.kind == "prose")
+    if after.entries != expected or prose_after.rstrip("\r\n") != prose_before.rstrip("\r\n"):
+        raise MemoryEditError(
+            "internal error: the edit would not read back as intended; nothing written "
+            "(please report this bug)",
+            kind="internal",
+        )
