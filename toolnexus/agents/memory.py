@@ -394,8 +394,10 @@ class MemoryArgs(BaseModel):
     @classmethod
     def _each_item(cls, value: object) -> object:
         """Check each item alone, so an error names it by position (`item 3`)."""
+        if value is None:
+            return value
         if not isinstance(value, list):
-            return value  # the type check says what is wrong
+            raise ValueError("Input should be a list of changes ({action, text, with} objects)")
         if not value:
             raise ValueError("list at least one change")
         items: list[MemoryOp] = []
