@@ -97,17 +97,19 @@ def test_asyncio_run_returns_within_a_second_of_the_release(tmp_path: Path) -> N
         "asyncio.run(main())\n"
         "print('done', flush=True)\n"
     )
-    with lock_held_elsewhere(tmp_path / ".MEMORY.md.lock") as holder:
-        with subprocess.Popen(
+    with (
+        lock_held_elsewhere(tmp_path / ".MEMORY.md.lock") as holder,
+        subprocess.Popen(
             [sys.executable, "-c", script, os.fspath(tmp_path)], stdout=subprocess.PIPE, text=True
-        ) as proc:
-            assert proc.stdout is not None
-            assert proc.stdout.readline() == "timed out\n"
-            time.sleep(0.2)
-            released = release(holder)
-            out = proc.stdout.read()
-            proc.wait(30)
-            assert time.monotonic() - released < 1.0
+        ) as proc,
+    ):
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "timed out\n"
+        time.sleep(0.2)
+        released = release(holder)
+        out = proc.stdout.read()
+        proc.wait(30)
+        assert time.monotonic() - released < 1.0
     assert out == "done\n"
     time.sleep(1.0)
     assert not (tmp_path / "MEMORY.md").exists()
