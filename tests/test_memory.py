@@ -200,7 +200,9 @@ async def test_success_messages_snapshot(tmp_path: Path) -> None:
             id="unknown-target",
         ),
         pytest.param(
-            {"action": "add"}, 'invalid arguments: text: required for action "add"', id="missing-text"
+            {"action": "add"},
+            'invalid arguments: text: required for action "add"',
+            id="missing-text",
         ),
         pytest.param(
             {"text": "x"},
@@ -622,7 +624,7 @@ def test_full_file_refuses_growth_and_says_how_to_consolidate(tmp_path: Path) ->
         '{"action": "add", "text": "<the new note>"}]; the limit is checked on the result. '
         "Nothing written."
     )
-    with pytest.raises(MemoryEditError, match=r"^full: this note is 22 characters; the limit is 20"):
+    with pytest.raises(MemoryEditError, match=r"^full: this note is 22 characters; the limit "):
         s.replace("0123", "0123456789 and more")
     assert read(s.path) == "- 0123456789\n"
 
