@@ -375,9 +375,9 @@ async def test_a_skill_added_after_from_dir_is_listed_and_loadable(make_home: Ma
     result = session.messages[2]
     assert isinstance(result, ToolResultMessage)
     assert (result.is_error, result.output) == (False, "Steps for draft.")
-    # What was wired stays as it was; a running session keeps its tools too.
+    # `uses` is what a session started now would offer; a running session keeps its tools.
     assert agent.uses.names == ("skill", "memory")
-    assert agent.uses.tools[0].input_schema["properties"]["name"]["enum"] == ["cite"]
+    assert agent.uses.tools[0].input_schema["properties"]["name"]["enum"] == ["cite", "draft"]
     assert skill_enum(before) == ["cite"]
     assert "draft" not in before.system_prompt
 
@@ -394,7 +394,8 @@ def test_a_home_without_skills_gets_the_skill_tool_when_one_appears(make_home: M
     assert "call the `skill` tool" in session.system_prompt
     assert [tool.name for tool in session.tools] == ["skill", "memory", "echo"]
     assert skill_enum(session) == ["cite"]
-    assert agent.uses.names == ("memory", "echo")
+    assert agent.uses.names == ("skill", "memory", "echo")
+    assert skill_enum(without) is None
 
 
 def test_removed_skills_leave_the_prompt_and_the_tool(make_home: MakeHome) -> None:
@@ -436,3 +437,75 @@ def test_a_hand_built_agent_keeps_exactly_its_tools(make_home: MakeHome) -> None
     agent = Agent(home, tools=[echo])
     add_skill(home, "cite")
     assert agent.session().tools == (echo,)
+
+
+# -- each session reads the home once, whole (SPEC §6) ----------------------------------
+
+
+def set_identity(home: Path, frontmatter: str) -> None:
+    (home / "IDENTITY.md").write_text(f"---\nname: Ada\n{frontmatter}---\nHi.\n", encoding="utf-8")
+
+
+async def test_a_session_follows_read_only_and_limits_set_since_from_dir(
+    make_home: MakeHome,
+) -> None:
+    home = make_home()
+    agent = from_dir(home)
+    first = agent.session()
+    set_identity(home, "memory_limits: {self: 40}\n")
+    second = agent.session()
+    note = "the staging cluster is called kestrel-2 now"  # 46 characters as an entry
+    [memory] = [tool for tool in second.tools if tool.name == "memory"]
+    result = await memory.execute({"action": "add", "text": note})
+    assert result.is_error
+    assert result.output.startswith("full: this note is 46 characters; the limit is 40")
+    # The first session keeps the limit it began with.
+    [old_memory] = [tool for tool in first.tools if tool.name == "memory"]
+    assert not (await old_memory.execute({"action": "add", "text": note})).is_error
+
+    set_identity(home, "read_only: true\nmemory_limits: {self: 40}\n")
+    third = agent.session()
+    assert [tool.name for tool in third.tools] == []
+    assert agent.uses.names == ()
+    assert "memory" in [tool.name for tool in second.tools]  # a running session keeps it
+
+
+def test_from_dir_arguments_win_over_the_file_at_every_session(make_home: MakeHome) -> None:
+    home = make_home()
+    forced = from_dir(home, memory=True)
+    never = from_dir(home, memory=False, tools=[echo])
+    set_identity(home, "read_only: true\n")
+    assert forced.session().tools[0].name == "memory"
+    assert [tool.name for tool in never.session().tools] == ["echo"]
+    set_identity(home, "tools: [now]\n")
+    assert [tool.name for tool in forced.session().tools] == ["now", "memory"]
+    assert never.uses.names == ("now", "echo")
+
+
+def test_builtins_follow_the_file_and_a_clash_names_both(make_home: MakeHome) -> None:
+    home = make_home()
+
+    @define_tool(name="now")
+    def my_now() -> str:
+        """My own clock."""
+        return "noon"
+
+    agent = from_dir(home, tools=[my_now])
+    assert agent.session().tools[-1] is my_now
+    set_identity(home, "tools: [now]\n")
+    with pytest.raises(
+        AgentError, match=r"2 tools are named 'now': builtin 'now' .* and tools\[0\]"
+    ):
+        agent.session()
+    set_identity(home, "tools: [nope]\n")
+    with pytest.raises(HomeError, match=r"key 'tools': unknown builtin tool 'nope'"):
+        agent.session()
+
+
+def test_an_unchanged_home_reuses_the_memory_tool(make_home: MakeHome) -> None:
+    home = make_home()
+    agent = from_dir(home)
+    first, second = agent.session(), agent.session()
+    assert first.tools[0] is second.tools[0]
+    set_identity(home, "memory_limits: {self: 500}\n")
+    assert agent.session().tools[0] is not first.tools[0]

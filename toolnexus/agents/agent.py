@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 from ..errors import HomeError
 from ..tools import Tool, define_tool
+from ._files import MEMORY_FILES
+from ._identity import IdentityConfig
 from ._load import valid_skills
 from .home import Home
 from .memory import memory_tool
 from .models import Model
 from .session import DEFAULT_MAX_TOOL_ROUNDS, Session, check_model, check_rounds, check_tools
 from .skills import serve_skills
-from .soul import Soul, compose_soul
+from .soul import compose_soul
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -64,8 +67,6 @@ BUILTIN_TOOLS: Mapping[str, Callable[[Path, tuple[str, ...]], Tool]] = {
     "now": _now_builtin,
 }
 
-_SKILL_ORIGIN = "builtin 'skill'"
-
 
 # -- agents ------------------------------------------------------------------------
 
@@ -85,10 +86,11 @@ class Uses:
 class Agent:
     """A persona ready to talk: a home, the tools it may call, and (optionally) a model.
 
-    `from_dir` is the usual way to build one; build it by hand to choose every
-    tool yourself (no memory tool unless you pass `memory_tool(dir)`, and no
-    `skill` tool unless you pass `skill_tool(dir)`: a hand-built agent's tools
-    are exactly the ones given, in every session).
+    `from_dir` is the usual way to build one: its agent reads the home afresh at
+    each session (see `from_dir`). Build one by hand to choose every tool
+    yourself (no memory tool unless you pass `memory_tool(dir)`, and no `skill`
+    tool unless you pass `skill_tool(dir)`: a hand-built agent's tools are
+    exactly the ones given, in every session).
 
     Args:
         home: The home directory (or a `Home`).
@@ -101,7 +103,7 @@ class Agent:
         AgentError: when two tools share a name, or an item of `tools` is not a Tool.
     """
 
-    __slots__ = ("_home", "_max_tool_rounds", "_model", "_skill", "_strict", "_uses")
+    __slots__ = ("_home", "_max_tool_rounds", "_model", "_strict", "_uses", "_wiring")
 
     def __init__(
         self,
@@ -117,9 +119,9 @@ class Agent:
         self._model = check_model(model)
         self._max_tool_rounds = check_rounds(max_tool_rounds)
         self._strict = strict
-        # Set by `from_dir` only (the builtin skill tool follows each session's soul);
-        # None for a hand-built agent, whose tools never change.
-        self._skill: _SkillFollow | None = None
+        # Set by `from_dir` only: the home's settings are read at each session. None
+        # for a hand-built agent, whose tools never change.
+        self._wiring: _Wiring | None = None
 
     @property
     def home(self) -> Home:
@@ -128,12 +130,22 @@ class Agent:
 
     @property
     def uses(self) -> Uses:
-        """The agent's tools (`agent.uses.tools`), as wired when the agent was built.
+        """The tools a session started now would offer (`agent.uses.tools`), in order.
 
-        For an agent from `from_dir`, the `skill` tool here serves the skills the
-        home had then; each session offers one built from its own soul instead.
+        For an agent from `from_dir` this reads the home as it is now (IDENTITY.md's
+        `tools:`, `read_only` and `memory_limits`, and the skills); a running
+        session keeps the tools it began with.
+
+        Raises:
+            HomeError: when the home's IDENTITY.md is now invalid or names an unknown builtin.
+            AgentError: when a tool you passed now clashes with a builtin the home enables.
         """
-        return self._uses
+        wiring = self._wiring
+        if wiring is None:
+            return self._uses
+        config = self._home.identity().config
+        names = tuple(s.name for s in valid_skills(self._home.path, strict=self._strict))
+        return Uses(wiring.tools(self._home, config, names))
 
     @property
     def model(self) -> Model | None:
@@ -146,27 +158,35 @@ class Agent:
         return self._max_tool_rounds
 
     def __repr__(self) -> str:
-        return f"Agent(home={str(self._home.path)!r}, tools={list(self._uses.names)!r})"
+        names = [tool.name for tool in self._uses.tools]
+        return f"Agent(home={str(self._home.path)!r}, tools={names!r})"
 
     def session(self, *, model: Model | None = None, max_tool_rounds: int | None = None) -> Session:
-        """Start a conversation: compose the soul now and freeze it, and the tools, for the session.
+        """Start a conversation: read the home once, compose the soul, and freeze both.
 
-        The tools are `agent.uses.tools`, except that for an agent from `from_dir`
-        the `skill` tool follows the session's soul: it is offered exactly when the
-        soul lists skills, and its `name` enum is those skills. So a skill added
-        after `from_dir` is both listed and loadable in the next session, and a
-        removed one is in neither.
+        For an agent from `from_dir`, the session's tools come from the same
+        reading of the home as its soul: the builtins IDENTITY.md enables now,
+        `memory` unless it is now `read_only` (or `from_dir`'s `memory=` says
+        otherwise), with the `memory_limits` it has now, and a `skill` tool
+        serving exactly the skills the soul lists. An edit to IDENTITY.md takes
+        effect at the next session; a running session keeps what it began with.
 
         Args:
             model: Overrides the agent's model for this session.
             max_tool_rounds: Overrides the agent's cap for this session.
 
         Raises:
-            HomeError: when the home cannot be composed (every problem listed).
-            AgentError: when skills appeared since `from_dir` and one of your
-                tools is also named `skill`.
+            HomeError: when the home cannot be composed (every problem listed), or
+                IDENTITY.md now names an unknown builtin.
+            AgentError: when a tool you passed to `from_dir` now clashes with a
+                builtin the home enables (both are named).
         """
-        soul, tools = self._compose()
+        soul = compose_soul(self._home, strict=self._strict)
+        tools = self._uses.tools
+        if self._wiring is not None:
+            names = tuple(summary.name for summary in soul.skills)
+            tools = self._wiring.tools(self._home, soul.config, names)
+            self._uses = Uses(tools)
         return Session(
             soul=soul,
             tools=tools,
@@ -174,37 +194,57 @@ class Agent:
             max_tool_rounds=(self._max_tool_rounds if max_tool_rounds is None else max_tool_rounds),
         )
 
-    def _compose(self) -> tuple[Soul, tuple[Tool, ...]]:
-        """Compose the soul, and the tools that agree with it."""
-        soul = compose_soul(self._home, strict=self._strict)
-        follow = self._skill
-        if follow is None:
-            return soul, self._uses.tools
-        entries: list[tuple[Tool, str]] = []
-        names = tuple(summary.name for summary in soul.skills)
+
+class _Wiring:
+    """How a `from_dir` agent turns the home as it is into tools.
+
+    Built tools are kept while what they were built from is unchanged (the skill
+    names, the memory limits), so sessions of an unchanged home share them.
+    """
+
+    __slots__ = ("_built", "memory", "mine")
+
+    def __init__(self, *, memory: bool | None, mine: tuple[Tool, ...]) -> None:
+        self.memory = memory
+        self.mine = mine
+        self._built: dict[object, Tool] = {}
+
+    def tools(self, home: Home, config: IdentityConfig, names: tuple[str, ...]) -> tuple[Tool, ...]:
+        """The tools for `config` and the skills `names`: builtins, memory, then yours.
+
+        Raises:
+            HomeError: when `config` names an unknown builtin.
+            AgentError: when two tools share a name (both are named).
+        """
+        unknown = [name for name in config.tools if name not in BUILTIN_TOOLS]
+        if unknown:
+            raise HomeError(
+                f"{home.identity_path}: key 'tools': "
+                + ", ".join(_unknown_builtin(name) for name in unknown)
+            )
+        enabled = set(config.tools)
         if names:
-            tool = follow.tool
-            if tool is None or names != follow.names:
-                tool = serve_skills(soul.home, names)
-                self._skill = replace(follow, names=names, tool=tool)
-            entries.append((tool, _SKILL_ORIGIN))
-        entries += [
-            (tool, f"agent.uses.tools[{i}]")
-            for i, tool in enumerate(self._uses.tools)
-            if tool is not follow.wired
+            enabled.add("skill")
+        entries: list[tuple[Tool, str]] = [
+            (self._build((name, names), partial(build, home.path, names)), f"builtin {name!r}")
+            for name, build in BUILTIN_TOOLS.items()
+            if name in enabled
         ]
-        return soul, check_tools(entries)
+        if self.memory is True or (self.memory is None and not config.read_only):
+            limits: dict[str, int] = {t: config.memory_limits.for_target(t) for t in MEMORY_FILES}
+            key = ("memory", tuple(limits.items()))
+            tool = self._build(key, partial(memory_tool, home.path, limits=limits))
+            entries.append((tool, "memory_tool(dir)"))
+        entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(self.mine))
+        return check_tools(entries)
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _SkillFollow:
-    """How a `from_dir` agent's skill tool follows its sessions' souls."""
-
-    #: The skill tool in `agent.uses.tools` (None when the home had no skills then).
-    wired: Tool | None
-    #: The last skill tool a session got, and the skills it serves: reused while they match.
-    tool: Tool | None
-    names: tuple[str, ...]
+    def _build(self, key: object, make: Callable[[], Tool]) -> Tool:
+        tool = self._built.get(key)
+        if tool is None:
+            if len(self._built) >= 64:  # a home edited for months: keep the recent ones
+                self._built.clear()
+            tool = self._built[key] = make()
+        return tool
 
 
 def from_dir(
@@ -218,14 +258,16 @@ def from_dir(
 ) -> Agent:
     """Point at a home directory and get an agent wired with its tools.
 
-    Reads IDENTITY.md (and the skills, to build the `skill` tool) but composes
-    no soul: that happens in `agent.session()`. Tools, in order: the builtins the
+    Reads IDENTITY.md (and the skills) to check the wiring now, but composes no
+    soul: that happens in `agent.session()`. Tools, in order: the builtins the
     home enables (`skill` whenever it has skills, plus the names in `tools:`, in
     `BUILTIN_TOOLS` order), then `memory_tool(dir)`, then `tools`.
 
-    `agent.uses.tools` is that list as of now. The `skill` tool alone follows the
-    home afterwards: each session builds it from the skills its soul lists (and
-    leaves it out when there are none), so its prompt and its tools agree.
+    The home is read again at every session: a session's soul, which builtins
+    it offers, whether `memory` is offered (`read_only`) and the memory limits
+    all come from the home as it is when the session starts, so a long-lived
+    agent follows edits to IDENTITY.md. `memory=` still wins over the file.
+    `agent.uses.tools` is what a session started now would offer.
 
     Args:
         dir: The home directory.
@@ -243,49 +285,20 @@ def from_dir(
             came from).
     """
     home = Home(dir)
+    wiring = _Wiring(memory=memory, mine=tuple(tools))
+    check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
     try:
-        entries, names = _home_tools(home, memory=memory, strict=strict)
+        config = home.identity().config
+        names = tuple(skill.name for skill in valid_skills(home.path, strict=strict))
+        wired = wiring.tools(home, config, names)
     except HomeError as exc:
         every = _every_problem(home, exc, strict=strict)
         if every is exc:
             raise
         raise every from exc
-    wired = next((tool for tool, origin in entries if origin == _SKILL_ORIGIN), None)
-    entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(tools))
-    agent = Agent(
-        home,
-        tools=check_tools(entries),
-        model=model,
-        max_tool_rounds=max_tool_rounds,
-        strict=strict,
-    )
-    agent._skill = _SkillFollow(wired=wired, tool=wired, names=names if wired else ())
+    agent = Agent(home, tools=wired, model=model, max_tool_rounds=max_tool_rounds, strict=strict)
+    agent._wiring = wiring
     return agent
-
-
-def _home_tools(
-    home: Home, *, memory: bool | None, strict: bool
-) -> tuple[list[tuple[Tool, str]], tuple[str, ...]]:
-    """Build the tools the home enables, each with where it came from; and the skill names."""
-    config = home.identity().config
-    unknown = [name for name in config.tools if name not in BUILTIN_TOOLS]
-    if unknown:
-        raise HomeError(
-            f"{home.identity_path}: key 'tools': "
-            + ", ".join(_unknown_builtin(name) for name in unknown)
-        )
-    names = tuple(skill.name for skill in valid_skills(home.path, strict=strict))
-    enabled = set(config.tools)
-    if names:
-        enabled.add("skill")
-    entries: list[tuple[Tool, str]] = [
-        (build(home.path, names), f"builtin {name!r}")
-        for name, build in BUILTIN_TOOLS.items()
-        if name in enabled
-    ]
-    if memory is True or (memory is None and not config.read_only):
-        entries.append((memory_tool(home.path), "memory_tool(dir)"))
-    return entries, names
 
 
 def _every_problem(home: Home, exc: HomeError, *, strict: bool) -> HomeError:
