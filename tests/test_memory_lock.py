@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -208,3 +209,42 @@ async def test_an_existing_lock_is_left_as_it_is(tmp_path: Path) -> None:
     assert not result.is_error
     after = os.stat(lock)
     assert (after.st_ino, stat.S_IMODE(after.st_mode)) == (before.st_ino, 0o664)
+
+
+def test_a_lock_made_beside_a_read_only_file_still_works_once_it_is_writable() -> None:
+    # The lock takes the file's mode (0444 here); once a person makes the file writable
+    # again, its owner can still open that lock. Run as an ordinary user: root opens anything.
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        home.chmod(0o755)
+        path = home / "MEMORY.md"
+        path.write_text("- kept\n", encoding="utf-8")
+        path.chmod(0o444)
+        store = MemoryStore(home, "self", limit=100)
+        with pytest.raises(MemoryEditError, match="read-only"):
+            store.add("new")
+        assert stat.S_IMODE(os.stat(home / ".MEMORY.md.lock").st_mode) == 0o444
+        path.chmod(0o644)
+        if os.geteuid() != 0:
+            store.add("new")
+        else:
+            for p in (home, path, home / ".MEMORY.md.lock"):
+                os.chown(p, 65534, 65534)
+            with tempfile.TemporaryDirectory() as warm:  # lazy imports, while they are readable
+                (Path(warm) / "MEMORY.md").write_text("- a\n", encoding="utf-8")
+                MemoryStore(Path(warm), "self", limit=100).add("b")
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child reports through its exit code
+                code = 1
+                try:
+                    os.setgid(65534)
+                    os.setuid(65534)
+                    store.add("new")
+                    code = 0
+                except BaseException as exc:
+                    print(f"child: {exc!r}", file=sys.stderr)
+                finally:
+                    os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0
+        assert path.read_text(encoding="utf-8") == "- kept\n- new\n"

@@ -76,10 +76,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
 def _lock_name(name: str) -> str:
     return f".{name}.lock"
 
@@ -138,9 +134,14 @@ def _lock_mode(folder: Folder, name: str) -> int:
 def _open_lock(folder: Folder, name: str) -> int:
     # O_NOFOLLOW: a lock "file" planted as a link cannot make us create a file elsewhere.
     lock = _lock_name(name)
-    flags = os.O_RDWR | os.O_CREAT | _CLOEXEC | _NOFOLLOW
+    flags = os.O_CREAT | _CLOEXEC | _NOFOLLOW
     try:
-        fd = folder.open(lock, flags, _lock_mode(folder, name))
+        try:
+            fd = folder.open(lock, os.O_RDWR | flags, _lock_mode(folder, name))
+        except PermissionError:
+            # A lock made when the file was read-only (0444, say) has no write bit;
+            # flock needs only an open descriptor.
+            fd = folder.open(lock, os.O_RDONLY | flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP or _is_link(folder, lock):
             raise LockIsLink(
