@@ -135,11 +135,8 @@ class _Step:
         """This change as a batch's result lists it."""
         copies = f"{self.copies} identical entries " if self.copies > 1 else ""
         if self.action == "add":
-            return (
-                f"added {quote(self.entry)}"
-                if self.changed
-                else (f"already there: {quote(self.entry)}")
-            )
+            verb = "added" if self.changed else "already there:"
+            return f"{verb} {quote(self.entry)}"
         if self.action == "replace":
             return f"replaced {copies}{quote(self.entry, 80)}, now {quote(self.now)}"
         return f"removed {copies}{quote(self.entry)}"
