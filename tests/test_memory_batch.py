@@ -379,3 +379,15 @@ async def test_an_empty_entry_is_not_matched_by_anything(tmp_path: Path) -> None
     assert is_error
     assert output.startswith("invalid arguments: text: must not be empty")
     assert memory_md(home) == "- \n- alpha\n"
+
+
+async def test_a_batch_says_which_notes_were_already_there(tmp_path: Path) -> None:
+    home = home_with(tmp_path, "- alpha\n")
+    is_error, output = await call(
+        home, operations=[{"action": "add", "text": "alpha"}, {"action": "add", "text": "beta"}]
+    )
+    assert not is_error
+    assert output.startswith(
+        'applied 2 changes to MEMORY.md: 1. already there: "alpha"; 2. added "beta". '
+    )
+    assert memory_md(home) == "- alpha\n- beta\n"
