@@ -388,6 +388,6 @@ async def test_a_batch_says_which_notes_were_already_there(tmp_path: Path) -> No
     )
     assert not is_error
     assert output.startswith(
-        'applied 2 changes to MEMORY.md: 1. already there: "alpha"; 2. added "beta". '
+        'applied 1 change to MEMORY.md: 1. already there: "alpha"; 2. added "beta". '
     )
     assert memory_md(home) == "- alpha\n- beta\n"

@@ -295,9 +295,8 @@ class Plan:
         now = drop_empty(now)
         if self.batch:
             listed = "; ".join(f"{i}. {s.said()}" for i, s in enumerate(steps, 1))
-            done = (
-                f"applied {len(steps)} change{'s' if len(steps) > 1 else ''} to {name}: {listed}."
-            )
+            made = sum(s.changed for s in steps)
+            done = f"applied {made} change{'s' if made > 1 else ''} to {name}: {listed}."
         else:
             done = steps[0].said_alone(name)
         if empties:
