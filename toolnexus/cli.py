@@ -127,8 +127,16 @@ def cmd_soul(args: argparse.Namespace) -> int:
     if args.watch:
         return _watch_soul(home, as_json=args.json, strict=not args.tolerant)
     soul = compose_soul(home, strict=not args.tolerant)
+    _print_warnings(soul)
     sys.stdout.write(_soul_json(soul) if args.json else soul.text)
     return EXIT_OK
+
+
+def _print_warnings(soul: Soul) -> None:
+    """The soul's warnings on stderr (withheld memory among them): stdout stays the soul."""
+    for line in soul.warnings:
+        print(f"{PROG} soul: warning: {line}", file=sys.stderr)
+    sys.stderr.flush()
 
 
 def _watch_soul(home: Path, *, as_json: bool, strict: bool) -> int:
@@ -140,11 +148,16 @@ def _watch_soul(home: Path, *, as_json: bool, strict: bool) -> int:
 
     async def run() -> None:
         last: str | None = None
+        warned: tuple[str, ...] | None = None
         # initial=True: the first soul comes from the running watcher, so no write is missed.
         async for soul in watch_home(home, strict=strict, initial=True):
             if isinstance(soul, HomeError):
                 print(f"{PROG} soul: {_one_line(soul)}", file=sys.stderr, flush=True)
+                warned = None
                 continue
+            if soul.warnings != warned:
+                _print_warnings(soul)
+                warned = soul.warnings
             text = _soul_json(soul) if as_json else soul.text
             if last is None:
                 sys.stdout.write(text)
@@ -206,6 +219,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Validate homes; list every problem and warning; exit 0 only when clean."""
     from .agents.agent import from_dir
     from .agents.home import Home
+    from .agents.soul import withheld_warning
     from .errors import AgentError, HomeError
 
     failed = False
@@ -225,8 +239,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         except AgentError as exc:
             problems.append(str(exc))
         else:
-            warnings.extend(soul.warnings)
-            problems.extend(_describe_withheld(soul))
+            # A withheld unit is a warning on the soul, and a problem here.
+            held = [withheld_warning(w) for w in soul.withheld]
+            known = set(held)
+            warnings.extend(w for w in soul.warnings if w not in known)
+            problems.extend(held)
         if args.strict:
             problems, warnings = problems + warnings, []
         for line in problems:
@@ -237,10 +254,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         status = "FAILED" if problems else "ok"
         print(f"{value}: {status} ({len(problems)} problems, {len(warnings)} warnings)")
     return EXIT_FAIL if failed else EXIT_OK
-
-
-def _describe_withheld(soul: Soul) -> list[str]:
-    return [f"withheld from the soul: {item}" for item in soul.withheld]
 
 
 # -- tools ---------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from ._memfile import MemoryDocument, parse_memory
 from ._memo import memo, parsed, verdict
 from ._skillfile import Skill, SkillInfo, parse_skill
 from ._template import DEFAULT_TEMPLATE, compile_template, default_template
+from ._withhold import View, view
 
 __all__ = [
     "Loaded",
@@ -74,11 +75,11 @@ class Source(BaseModel):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryFile:
-    """A memory file as composing sees it: the parsed document and each block's safety verdict."""
+    """A memory file as composing sees it: the parsed document and what the soul shows of it."""
 
     doc: MemoryDocument
-    #: Per block of `doc.blocks`: why it must not enter a system prompt (empty = safe).
-    reasons: tuple[tuple[str, ...], ...]
+    #: Each note once, unsafe units withheld (`_withhold`), scanned through the verdict memo.
+    view: View
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -374,7 +375,7 @@ def _parse_identity(text: str, path: Path) -> Identity:
 
 def _parse_memory(text: str, path: Path) -> MemoryFile:
     doc = parse_memory(text)
-    return MemoryFile(doc=doc, reasons=tuple(verdict(block.text) for block in doc.blocks))
+    return MemoryFile(doc=doc, view=view(doc, scan=verdict))
 
 
 def _parse_skill(text: str, path: Path) -> tuple[SkillInfo, tuple[str, ...]]:
@@ -389,7 +390,7 @@ def _skill_cost(value: tuple[SkillInfo, tuple[str, ...]]) -> int:
     return len(info.meta.model_dump_json()) + sum(map(len, warnings))
 
 
-_EMPTY_MEMORY = MemoryFile(doc=parse_memory(""), reasons=())
+_EMPTY_MEMORY = _parse_memory("", Path())
 
 _LISTING = f"{SKILLS_DIR}/"
 

@@ -1,7 +1,8 @@
 """Memos of pure functions over home files, keyed by content, and how a file is known.
 
 A file's parse is kept under the SHA-256 of its bytes, and safety verdicts
-under the entry's text, so after a memory write only the new entry is scanned.
+under the text scanned (an entry, a prose run or a unit of one), so after a
+memory write only the new entry is scanned.
 A file is known by its hash without being read again only while its stat
 signature is the one it had when read and it had been quiet for
 `RACY_WINDOW_NS` by then (`fingerprint`), so nothing a person does to it can

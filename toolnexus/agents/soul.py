@@ -20,6 +20,7 @@ from ._identity import IdentityConfig
 from ._load import Loaded, Source, load_home
 from ._memfile import normalize_text
 from ._template import render
+from ._withhold import Skipped
 
 __all__ = [
     "MEMORY_WARN_RATIO",
@@ -28,6 +29,7 @@ __all__ = [
     "Soul",
     "Withheld",
     "compose_soul",
+    "withheld_warning",
 ]
 
 #: A soul longer than this (about 10k tokens) crowds the context window: a warning.
@@ -48,7 +50,12 @@ class SkillSummary(BaseModel):
 
 
 class Withheld(BaseModel):
-    """A memory block kept out of the soul because it failed the safety check (still on disk)."""
+    """A memory unit kept out of the soul because it failed the safety check (still on disk).
+
+    A unit is an entry, a heading line or a prose paragraph: the smallest that
+    carries the unsafe text (two neighbouring prose units when only together
+    they are flagged).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -56,9 +63,11 @@ class Withheld(BaseModel):
     kind: Literal["entry", "prose"]
     text: str
     reasons: tuple[str, ...]
+    #: The 1-based line of `file` the unit starts on.
+    line: int
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.kind} {self.text!r}: {'; '.join(self.reasons)}"
+        return f"{self.file}:{self.line}: {self.kind} {self.text!r}: {'; '.join(self.reasons)}"
 
 
 class Soul(BaseModel):
@@ -169,19 +178,18 @@ def _build(loaded: Loaded, *, strict: bool) -> Soul:
     for target in MEMORY_ORDER:
         mem = loaded.memory[target]
         file = MEMORY_FILES[target]
-        kept: list[str] = []
-        kept_entries: list[str] = []
-        for block, reasons in zip(mem.doc.blocks, mem.reasons, strict=True):
-            if reasons:
-                withheld.append(
-                    Withheld(file=file, kind=block.kind, text=block.text, reasons=reasons)
-                )
-                continue
-            kept.append(block.raw)
-            if block.kind == "entry":
-                kept_entries.append(block.text)
-        shown[target] = "".join(kept).strip("\n")
-        entries[target] = tuple(kept_entries)
+        view = mem.view
+        shown[target] = view.text
+        entries[target] = view.entries
+        held = [
+            Withheld(file=file, kind=u.kind, text=u.text, reasons=u.reasons, line=u.line)
+            for u in view.withheld
+        ]
+        withheld += held
+        # One line per finding, in file order: each withheld unit, each entry that is no note.
+        found = [(w.line, withheld_warning(w)) for w in held]
+        found += [(s.line, _skipped_warning(file, s)) for s in view.skipped]
+        warnings += [line for _, line in sorted(found)]
         limit = config.memory_limits.for_target(target)
         chars = mem.doc.chars
         if chars >= MEMORY_WARN_RATIO * limit:
@@ -229,6 +237,24 @@ def _build(loaded: Loaded, *, strict: bool) -> Soul:
         sources=tuple(Source(path=p, sha256=h) for p, h in loaded.hashes),
         warnings=tuple(warnings),
         withheld=tuple(withheld),
+    )
+
+
+def withheld_warning(item: Withheld) -> str:
+    """The line `Soul.warnings` holds for a withheld unit (`check` reports it as a problem)."""
+    return f"withheld from the soul: {item}"
+
+
+def _skipped_warning(file: str, skipped: Skipped) -> str:
+    where = f"{file}:{skipped.line}"
+    if skipped.copy_of is None:
+        return (
+            f"{where}: an empty entry (`- ` with no text) is no entry: left out of the soul; "
+            f"delete the line (the memory tool's next write of {file} drops it)"
+        )
+    return (
+        f"{where}: an identical copy of the entry at line {skipped.copy_of}: one note, "
+        "so this copy is left out of the soul; delete it"
     )
 
 
