@@ -33,16 +33,27 @@ ADDS_PER_WRITER = 50
 
 WRITER = textwrap.dedent(
     """
-    import sys
+    import asyncio, sys
     from pathlib import Path
-    from toolnexus.agents.memory import MemoryStore
+    from toolnexus.agents.memory import MemoryStore, memory_tool
 
-    folder, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    store = MemoryStore(Path(folder), "self", limit=10_000_000)
+    folder, prefix, count, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     print("ready", flush=True)
     sys.stdin.readline()
-    for k in range(count):
-        store.add(f"{prefix} wrote note number {k}")
+    if path == "store":  # MemoryStore: a blocking wait for the lock
+        store = MemoryStore(Path(folder), "self", limit=10_000_000)
+        for k in range(count):
+            store.add(f"{prefix} wrote note number {k}")
+    else:  # the memory tool, as a model calls it: a cancellable (polling) wait
+        tool = memory_tool(folder, limits={"self": 10_000_000})
+
+        async def run():
+            for k in range(count):
+                text = f"{prefix} wrote note number {k}"
+                result = await tool.execute({"action": "add", "text": text})
+                assert not result.is_error, result.output
+
+        asyncio.run(run())
     """
 )
 
@@ -96,7 +107,7 @@ def latency(base: Path, *, repeat: int) -> dict[tuple[int, bool], dict[str, floa
     }
 
 
-def throughput(folder: Path, writers: int) -> tuple[float, int]:
+def throughput(folder: Path, writers: int, path: str) -> tuple[float, int]:
     """Total adds per second of `writers` processes; and how many entries were lost."""
     env = {
         **os.environ,
@@ -104,7 +115,7 @@ def throughput(folder: Path, writers: int) -> tuple[float, int]:
     }
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(folder), f"w{i}", str(ADDS_PER_WRITER)],
+            [sys.executable, "-c", WRITER, str(folder), f"w{i}", str(ADDS_PER_WRITER), path],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -156,12 +167,15 @@ def main() -> int:
                 f"{ratio:6.1f}"
             )
     print(f"\nconcurrent writers (fsync on, {ADDS_PER_WRITER} adds each, one shared MEMORY.md)\n")
-    print(f"{'writers':>7} {'adds/s':>8} {'lost':>5}")
+    print(f"{'writers':>7} {'store adds/s':>12} {'tool adds/s':>12} {'lost':>5}")
     lost_total = 0
     for writers in WRITERS:
-        rate, lost = throughput(Path(tempfile.mkdtemp(dir=base)), writers)
-        lost_total += lost
-        print(f"{writers:>7} {rate:8.1f} {lost:>5}")
+        rates = []
+        for path in ("store", "tool"):
+            rate, lost = throughput(Path(tempfile.mkdtemp(dir=base)), writers, path)
+            rates.append(rate)
+            lost_total += lost
+        print(f"{writers:>7} {rates[0]:12.1f} {rates[1]:12.1f} {lost_total:>5}")
     shutil.rmtree(base)
     if lost_total:
         print(f"\nFAIL: {lost_total} entries lost")
