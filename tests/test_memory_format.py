@@ -233,16 +233,25 @@ def apply_model(entries: list[str], action: str, text: str, with_: str | None) -
     replacement = normalize_text(with_)
     if nfc(old) in (nfc(query), nfc(query.strip())):
         new = replacement
-    elif query in old:
-        new = old.replace(query, replacement)
     else:
-        new = nfc(old).replace(nfc(query), replacement)
+        # SPEC §3: keep what is around the match, except what `with` restates.
+        base, needle = (old, query) if query in old else (nfc(old), nfc(query))
+        before, _, after = base.partition(needle)
+        if not before and replacement.startswith(needle):
+            new = replacement
+        else:
+            if replacement.startswith(before):
+                before = ""
+            if replacement.endswith(after):
+                after = ""
+            new = before + replacement + after
     new = new.strip()
     if not new:
         return "invalid"
     if scan_text(new):
         return "rejected"
-    entries[:] = [new if e == old else e for e in entries]
+    replaced = [new if e == old else e for e in entries]
+    entries[:] = [e for k, e in enumerate(replaced) if nfc(e) not in map(nfc, replaced[:k])]
     return "ok"
 
 
