@@ -248,3 +248,44 @@ def test_a_lock_made_beside_a_read_only_file_still_works_once_it_is_writable() -
             _, status = os.waitpid(pid, 0)
             assert os.waitstatus_to_exitcode(status) == 0
         assert path.read_text(encoding="utf-8") == "- kept\n- new\n"
+
+
+def test_a_lock_swapped_for_a_link_while_waiting_is_refused_cleanly(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("- a\n", encoding="utf-8")
+    lock = tmp_path / ".MEMORY.md.lock"
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    with lock_held_elsewhere(lock) as holder:
+        waiting = threading.Thread(
+            target=lambda: results.append(
+                asyncio.run(memory_tool(tmp_path).execute({"action": "add", "text": "note"}))
+            )
+        )
+        results: list = []
+        waiting.start()
+        time.sleep(0.3)
+        os.rename(lock, tmp_path / "old.lock")
+        lock.symlink_to(outside)
+        release(holder)
+        waiting.join(10)
+    [result] = results
+    assert result.is_error
+    assert result.exception is None
+    assert result.output == (
+        f"cannot write MEMORY.md: its lock file {lock} is a link, and a lock file is never "
+        "followed; a person must remove that link. Nothing written."
+    )
+    assert not outside.exists()
+    assert (tmp_path / "MEMORY.md").read_text(encoding="utf-8") == "- a\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can write a home it does not own")
+def test_a_lock_root_makes_in_a_persons_home_is_theirs() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        (home / "MEMORY.md").write_text("- a\n", encoding="utf-8")
+        for p in (home, home / "MEMORY.md"):
+            os.chown(p, 65534, 65534)
+        MemoryStore(home, "self", limit=100).add("root wrote this")
+        lock = os.stat(home / ".MEMORY.md.lock")
+        assert (lock.st_uid, lock.st_gid) == (65534, 65534)
+        assert os.stat(home / "MEMORY.md").st_uid == 65534

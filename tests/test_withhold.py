@@ -282,3 +282,19 @@ def test_soul_prints_warnings_on_stderr_and_the_soul_on_stdout(
     assert INJECTION not in out
     assert err.startswith("toolnexus soul: warning: withheld from the soul: MEMORY.md:5: prose ")
     assert err.count("\n") == 1
+
+
+def test_a_safe_heading_stays_when_an_injection_spreads_over_its_run(tmp_path: Path) -> None:
+    home = home_with(
+        tmp_path,
+        "# Deploy notes\n"
+        "\n"
+        "Things the release bot should ignore\n"
+        "\n"
+        f"{INJECTION}\n"
+        "\n"
+        "previous instructions live in docs/old.md.\n",
+    )
+    soul = compose_soul(home)
+    assert memory_of(soul) == "# Deploy notes\n"
+    assert [line for _, line, _, _ in held(soul)] == [3, 5, 7]

@@ -123,21 +123,37 @@ def _same_file(fd: int, folder: Folder, name: str) -> bool:
     return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
-def _lock_mode(folder: Folder, name: str) -> int:
-    """A new lock file gets the permission bits of the file it guards, never wider."""
+def _guarded(folder: Folder, name: str) -> os.stat_result | None:
     try:
-        return stat.S_IMODE(folder.lstat(name).st_mode) & 0o666
+        return folder.lstat(name)
     except OSError:
-        return 0o666  # no file yet: as the file itself will be created (the umask applies)
+        return None  # no file yet: the lock is made as the file itself will be
+
+
+def _fit_owner(fd: int, guarded: os.stat_result | None) -> None:
+    """As root, a lock root made in a person's home is handed to the file's owner.
+
+    Root writes a person's file and keeps its owner; a lock left root's own
+    (mode 0600, say) would lock that person out of their persona's memory.
+    """
+    if guarded is None or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    st = os.fstat(fd)
+    if st.st_uid == 0 and guarded.st_uid != 0:
+        with suppress(OSError):
+            os.fchown(fd, guarded.st_uid, guarded.st_gid)
 
 
 def _open_lock(folder: Folder, name: str) -> int:
     # O_NOFOLLOW: a lock "file" planted as a link cannot make us create a file elsewhere.
     lock = _lock_name(name)
     flags = os.O_CREAT | _CLOEXEC | _NOFOLLOW
+    guarded = _guarded(folder, name)
+    # A new lock gets the permission bits of the file it guards, never wider.
+    mode = 0o666 if guarded is None else stat.S_IMODE(guarded.st_mode) & 0o666
     try:
         try:
-            fd = folder.open(lock, os.O_RDWR | flags, _lock_mode(folder, name))
+            fd = folder.open(lock, os.O_RDWR | flags, mode)
         except PermissionError:
             # A lock made when the file was read-only (0444, say) has no write bit;
             # flock needs only an open descriptor.
@@ -149,6 +165,7 @@ def _open_lock(folder: Folder, name: str) -> int:
             ) from None
         raise
     _lock_fds.add(fd)
+    _fit_owner(fd, guarded)
     return fd
 
 
@@ -215,20 +232,21 @@ def locked(folder: Folder, name: str, *, cancel: threading.Event | None = None) 
         while not thread_lock.acquire(timeout=0.01):
             if cancel.is_set():
                 raise WriteCancelled("cancelled while waiting for the lock")
+    fd = -1
     try:
         fd = _open_lock(folder, name)
-        try:
-            if HAVE_FLOCK:
+        if HAVE_FLOCK:
+            _flock(fd, cancel)
+            # Deleted or replaced while we waited: we hold a lock nobody else sees.
+            while not _same_file(fd, folder, _lock_name(name)):
+                _close_lock(fd)
+                fd = -1  # closed: never close that number again (another thread may reuse it)
+                fd = _open_lock(folder, name)
                 _flock(fd, cancel)
-                # Deleted or replaced while we waited: we hold a lock nobody else sees.
-                while not _same_file(fd, folder, _lock_name(name)):
-                    _close_lock(fd)
-                    fd = _open_lock(folder, name)
-                    _flock(fd, cancel)
-            if cancel is not None and cancel.is_set():
-                raise WriteCancelled("cancelled while waiting for the lock")
-            yield Lock(folder, name, fd, key, cancel)
-        finally:
-            _close_lock(fd)
+        if cancel is not None and cancel.is_set():
+            raise WriteCancelled("cancelled while waiting for the lock")
+        yield Lock(folder, name, fd, key, cancel)
     finally:
+        if fd >= 0:
+            _close_lock(fd)
         thread_lock.release()

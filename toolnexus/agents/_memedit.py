@@ -29,6 +29,7 @@ from ._memfile import (
     remove_entries,
     replace_entries,
 )
+from ._memo import verdict
 from ._safety import scan_text
 
 __all__ = [
@@ -68,6 +69,19 @@ def clip(text: str, limit: int = 200) -> str:
 def quote(text: str, limit: int = 200) -> str:
     """Show text to a model unambiguously (JSON string), shortened when long."""
     return json.dumps(clip(text, limit), ensure_ascii=False)
+
+
+def shown(entry: str, limit: int = 200) -> str:
+    """An existing entry as a result may quote it: never text the soul withholds.
+
+    An entry that fails the safety check is withheld from every system prompt;
+    quoting it back in a tool result would hand it to the model anyway.
+    """
+    reasons = verdict(entry)
+    if reasons:
+        rules = ", ".join(dict.fromkeys(r.split(":", 1)[0] for r in reasons))
+        return f"(an entry withheld from the soul: it breaks a safety rule: {rules})"
+    return quote(entry, limit)
 
 
 def _count(n: int) -> str:
@@ -130,6 +144,8 @@ class _Step:
     now: str = ""
     copies: int = 1
     changed: bool = True
+    #: For replace: set when the new text is an entry already there (the two are one note now).
+    merged: str = ""
 
     def said(self) -> str:
         """This change as a batch's result lists it."""
@@ -138,8 +154,8 @@ class _Step:
             verb = "added" if self.changed else "already there:"
             return f"{verb} {quote(self.entry)}"
         if self.action == "replace":
-            return f"replaced {copies}{quote(self.entry, 80)}, now {quote(self.now)}"
-        return f"removed {copies}{quote(self.entry)}"
+            return f"replaced {copies}{shown(self.entry, 80)}, now {quote(self.now)}{self.merged}"
+        return f"removed {copies}{shown(self.entry)}"
 
     def said_alone(self, name: str) -> str:
         """This change as the result of a call that made only it."""
@@ -147,8 +163,10 @@ class _Step:
         if self.action == "add":
             return f"added to {name}."
         if self.action == "replace":
-            return f"replaced{copies} in {name}; the entry now reads {quote(self.now)}."
-        return f"removed{copies} from {name}: {quote(self.entry)}."
+            return (
+                f"replaced{copies} in {name}; the entry now reads {quote(self.now)}{self.merged}."
+            )
+        return f"removed{copies} from {name}: {shown(self.entry)}."
 
 
 class _Batch:
@@ -174,6 +192,14 @@ class _Batch:
         Runs before the lock is taken, so a call that could never succeed waits for
         nobody and creates nothing. Returns the change with an add's text as its entry.
         """
+        if op.action not in ("add", "replace", "remove"):
+            raise _invalid("action", f"{op.action!r} is not one of add, replace, remove")
+        if not isinstance(op.text, str):
+            raise _invalid("text", f"must be a string, not {type(op.text).__name__}")
+        if op.with_ is not None and not isinstance(op.with_, str):
+            raise _invalid("with", f"must be a string, not {type(op.with_).__name__}")
+        if op.action != "replace" and op.with_ is not None:
+            raise _invalid("with", f'only used by action "replace"; leave it out for "{op.action}"')
         if op.action == "add":
             entry = _entry_text(_query(op.text), field="text")
             self.fits(entry)
@@ -207,8 +233,14 @@ class _Batch:
         if len(new_text) > len(old):  # shrinking an over-full file is always allowed
             self.fits(new_text)
         _scan(new_text, field="with")
-        new = replace_entries(doc, old, new_text)
         key = nfc(old)
+        if nfc(new_text) != key and nfc(new_text) in {nfc(e) for e in doc.entries}:
+            # The entry now says what another already says: one note, the other copy stays.
+            new = remove_entries(doc, old)
+            _verify(doc, new, tuple(e for e in doc.entries if nfc(e) != key))
+            merged = " (the same as an entry already there, so they are one note now)"
+            return _Step(new, "replace", old, now=new_text, copies=copies, merged=merged)
+        new = replace_entries(doc, old, new_text)
         _verify(doc, new, _distinct([new_text if nfc(e) == key else e for e in doc.entries]))
         return _Step(new, "replace", old, now=new_text, copies=copies)
 
@@ -234,7 +266,7 @@ class _Batch:
         """Refuse growth past the limit, showing what is there; shrinking is always allowed."""
         if after.chars <= self.limit or after.chars <= before.chars:
             return
-        listed = "\n".join(f"{i}. {quote(e, 10**9)}" for i, e in enumerate(before.entries, 1))
+        listed = "\n".join(f"{i}. {shown(e, 10**9)}" for i, e in enumerate(before.entries, 1))
         raise MemoryEditError(
             f"full: {self.name} would hold {after.chars} of its {self.limit} characters "
             f"(now {_count(len(before.entries))}, {before.chars} characters). "
@@ -293,6 +325,17 @@ class Plan:
         edit.room(doc, now)
         empties = sum(1 for b in now.extra if not b.text.strip())
         now = drop_empty(now)
+        if now.render() == doc.render():
+            if not self.batch:
+                return None, (
+                    f"already in {name}, nothing written: the entry already reads "
+                    f"{quote(steps[0].now)}. {usage(doc, name, limit)}"
+                )
+            listed = "; ".join(f"{i}. {s.said()}" for i, s in enumerate(steps, 1))
+            return None, (
+                f"nothing written: the changes cancel out and leave {name} as it was: "
+                f"{listed}. {usage(doc, name, limit)}"
+            )
         if self.batch:
             listed = "; ".join(f"{i}. {s.said()}" for i, s in enumerate(steps, 1))
             made = sum(s.changed for s in steps)
@@ -364,10 +407,10 @@ def _match(doc: MemoryDocument, text: str, query: str) -> tuple[str, int]:
         if not hits:
             raise MemoryEditError(f"not found: {clip(text)}", kind="not_found")
         if len(hits) > 1:
-            shown = "; ".join(quote(e, 80) for e in hits[:5])
+            listed = "; ".join(shown(e, 80) for e in hits[:5])
             more = f"; and {len(hits) - 5} more" if len(hits) > 5 else ""
             raise MemoryEditError(
-                f"ambiguous: {len(hits)} entries match {quote(text)}: {shown}{more}. Quote "
+                f"ambiguous: {len(hits)} entries match {quote(text)}: {listed}{more}. Quote "
                 f"more of the entry you mean (its whole text always works). {NOTHING}",
                 kind="ambiguous",
             )

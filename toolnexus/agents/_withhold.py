@@ -13,7 +13,8 @@ A pure function of a parsed file and a scanner (`_load` passes the memoised
   paragraph, is caught): a flagged pair with neither unit flagged alone is
   withheld together. A prose run is cut only when the scanner flags it whole,
   and what stays of a run is scanned once more: should it still be flagged
-  (an injection spread over three units, say), the rest of the run goes too.
+  (an injection spread over three units, say), the rest of the run's
+  paragraphs go too (a heading that is safe alone always stays).
 * Blank lines stay as they are, except that a unit left out behind a gap (a
   blank line, or the start of the file) takes the blank lines after it along:
   one gap stays one gap, so the text still reads naturally.
@@ -155,8 +156,9 @@ def _prose(block: Block, shown: _Shown, withheld: list[Unit], scan: Scan) -> Non
     # 3. What stays must pass as a whole; if not (a wider spread), the rest goes too.
     out = {line for (a, b), why in zip(units, reasons, strict=True) if why for line in range(a, b)}
     rest = scan("".join(line for k, line in enumerate(lines) if k not in out))
-    if rest:
-        reasons = [why or rest for why in reasons]
+    if rest:  # a heading that is safe alone always stays (SPEC §3)
+        heads = [bool(_HEADING.match(lines[a])) for a, _ in units]
+        reasons = [why or (() if head else rest) for why, head in zip(reasons, heads, strict=True)]
     # 4. Show the kept units and the blank lines between them, in file order.
     starts = {a: (b, why) for (a, b), why in zip(units, reasons, strict=True)}
     i = 0
