@@ -1,8 +1,9 @@
 """The memory tool's edits as pure functions of a parsed file: match, restate, batch, room.
 
-`run` applies one change or a batch of them to a `MemoryDocument` read under
-the lock and returns the document to write with the message for the model, or
-raises `MemoryEditError` and nothing is written. No file is touched here: the
+`Plan` checks one change or a batch of them before the lock is taken, then
+applies them to a `MemoryDocument` read under the lock and returns the
+document to write with the message for the model, or raises
+`MemoryEditError` and nothing is written. No file is touched here: the
 store (`memory.MemoryStore`) reads, locks and writes; this module decides.
 
 A batch is applied in order to one read of the file, each change to the
@@ -35,14 +36,15 @@ from ._safety import scan_text
 __all__ = [
     "LOADS",
     "NOTHING",
+    "NO_CHANGE",
     "Op",
     "Plan",
     "check_text",
     "clip",
     "quote",
     "restate",
-    "run",
     "usage",
+    "with_problem",
 ]
 
 LOADS = "Saved now, loads next session (this session's system prompt does not change)."
@@ -101,6 +103,19 @@ def check_text(text: str) -> str:
             "for replace/remove, part of the entry to change"
         )
     return text
+
+
+#: Why a batch with no change is refused (the tool's schema says the same).
+NO_CHANGE = "list at least one change"
+
+
+def with_problem(action: str, with_: str | None) -> str | None:
+    """What is wrong with `with` for `action` (None: nothing); shared by the tool's schema."""
+    if action == "replace" and with_ is None:
+        return 'required when action is "replace" (the new text)'
+    if action != "replace" and with_ is not None:
+        return f'only used by action "replace"; leave it out for "{action}"'
+    return None
 
 
 def _invalid(field: str, message: str) -> MemoryEditError:
@@ -198,16 +213,15 @@ class _Batch:
             raise _invalid("text", f"must be a string, not {type(op.text).__name__}")
         if op.with_ is not None and not isinstance(op.with_, str):
             raise _invalid("with", f"must be a string, not {type(op.with_).__name__}")
-        if op.action != "replace" and op.with_ is not None:
-            raise _invalid("with", f'only used by action "replace"; leave it out for "{op.action}"')
+        problem = with_problem(op.action, op.with_)
+        if problem is not None:
+            raise _invalid("with", problem)
         if op.action == "add":
             entry = _entry_text(_query(op.text), field="text")
             self.fits(entry)
             _scan(entry, field="text")
             return Op("add", entry)
         _query(op.text)
-        if op.action == "replace" and op.with_ is None:
-            raise _invalid("with", 'required when action is "replace" (the new text)')
         return op
 
     def step(self, doc: MemoryDocument, op: Op) -> _Step:
@@ -288,6 +302,8 @@ class Plan:
     """
 
     def __init__(self, ops: Sequence[Op], *, name: str, limit: int, batch: bool) -> None:
+        if batch and not ops:
+            raise _invalid("operations", NO_CHANGE)
         self._edit = _Batch(name, limit, many=batch)
         self.batch = batch
         checked: list[Op] = []
@@ -348,13 +364,6 @@ class Plan:
                 '("- " alone on a line: no note).'
             )
         return now, f"{done} {LOADS} {usage(now, name, limit)}"
-
-
-def run(
-    doc: MemoryDocument, ops: Sequence[Op], *, name: str, limit: int, batch: bool = False
-) -> tuple[MemoryDocument | None, str]:
-    """`Plan(ops, ...).apply(doc)`: check and apply in one go (pure, for tests and tools)."""
-    return Plan(ops, name=name, limit=limit, batch=batch).apply(doc)
 
 
 # -- the parts of a change -------------------------------------------------------------

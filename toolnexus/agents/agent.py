@@ -286,7 +286,6 @@ def from_dir(
     """
     home = Home(dir)
     wiring = _Wiring(memory=memory, mine=tuple(tools))
-    check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
     try:
         config = home.identity().config
         names = tuple(skill.name for skill in valid_skills(home.path, strict=strict))

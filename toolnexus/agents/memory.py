@@ -13,7 +13,6 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
-from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -27,7 +26,7 @@ from ..tools import Tool, define_tool
 from ._files import MEMORY_FILES, Door, decode, memory_cap
 from ._identity import MemoryLimits, Target, memory_limit
 from ._load import find_identity
-from ._memedit import NOTHING, Op, Plan, check_text, usage
+from ._memedit import NO_CHANGE, NOTHING, Op, Plan, check_text, usage, with_problem
 from ._memfile import Block, MemoryDocument, parse_memory
 from ._store import (
     Folder,
@@ -51,7 +50,6 @@ __all__ = [
     "parse_memory",
 ]
 
-_NOTHING = NOTHING
 _LOCK_RETRIES = 20
 
 
@@ -132,10 +130,6 @@ class MemoryStore:
         Raises:
             MemoryEditError: the first refusal, naming its item (`item 3: ...`).
         """
-        if not ops:
-            raise MemoryEditError(
-                "invalid arguments: operations: list at least one change", kind="invalid"
-            )
         return self._run(ops, batch=True, cancel=cancel)
 
     # -- internals -----------------------------------------------------------------
@@ -161,34 +155,34 @@ class MemoryStore:
         except WriteCancelled:
             raise MemoryEditError(
                 f"cancelled: the call was given up before anything was written to "
-                f"{self.name}. {_NOTHING}",
+                f"{self.name}. {NOTHING}",
                 kind="cancelled",
             ) from None
         except HomeFileError as exc:  # the door refused the file (a link out, a FIFO, ...)
             raise MemoryEditError(
-                f"cannot write {self.name}: {exc}. {_NOTHING}", kind="io"
+                f"cannot write {self.name}: {exc}. {NOTHING}", kind="io"
             ) from None
         except LockIsLink as exc:
             raise MemoryEditError(
                 f"cannot write {self.name}: its lock file {exc.filename} {exc.strerror}; "
-                f"a person must remove that link. {_NOTHING}",
+                f"a person must remove that link. {NOTHING}",
                 kind="io",
             ) from None
         except ReadOnlyFile as exc:
             raise MemoryEditError(
                 f"cannot write {self.name}: it is {exc.strerror}: a person marked it so. Make "
-                f"it writable (chmod u+w {self.name}) to let the persona write to it. {_NOTHING}",
+                f"it writable (chmod u+w {self.name}) to let the persona write to it. {NOTHING}",
                 kind="io",
             ) from None
         except SwapConflict:
             msg = "it kept changing while being written (someone keeps saving it); try again"
             raise MemoryEditError(
-                f"cannot write {self.name}: {msg}. {_NOTHING}", kind="io"
+                f"cannot write {self.name}: {msg}. {NOTHING}", kind="io"
             ) from None
         except OSError as exc:
             raise MemoryEditError(
                 f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or self.path}). "
-                f"Check that the folder is writable and has space. {_NOTHING}",
+                f"Check that the folder is writable and has space. {NOTHING}",
                 kind="io",
             ) from exc
         finally:
@@ -196,7 +190,7 @@ class MemoryStore:
                 folder.close()
         raise MemoryEditError(
             f"cannot write {self.name}: its lock file .{name}.lock keeps being "
-            f"deleted by something else. {_NOTHING}",
+            f"deleted by something else. {NOTHING}",
             kind="io",
         )
 
@@ -217,7 +211,7 @@ class MemoryStore:
                 except HomeFileError:
                     raise MemoryEditError(
                         f"cannot edit {self.name}: it is not UTF-8 text; a person must re-save "
-                        f"it as UTF-8. {_NOTHING}",
+                        f"it as UTF-8. {NOTHING}",
                         kind="invalid",
                     ) from None
             doc = parse_memory(text)
@@ -289,6 +283,13 @@ _TEXT = (
 _WITH = "replace only: the text that takes the place of `text` in the entry."
 
 
+def _text_or_none(cls: type, value: object) -> object:
+    """A string or nothing, with one plain message (not one per member of `str | None`)."""
+    if value is not None and not isinstance(value, str):
+        raise ValueError("Input should be a valid string")
+    return value
+
+
 class MemoryOp(BaseModel):
     """One change of a batch (`operations`): the same fields as a single call."""
 
@@ -307,13 +308,7 @@ class MemoryOp(BaseModel):
     def _text_not_blank(cls, text: str) -> str:
         return check_text(text)
 
-    @field_validator("with_", mode="before")
-    @classmethod
-    def _with_is_text(cls, value: object) -> object:
-        # One plain message instead of one per member of `str | None`.
-        if value is not None and not isinstance(value, str):
-            raise ValueError("Input should be a valid string")
-        return value
+    _with_is_text = field_validator("with_", mode="before")(_text_or_none)
 
     @model_validator(mode="after")
     def _with_matches_action(self) -> MemoryOp:
@@ -326,10 +321,9 @@ class MemoryOp(BaseModel):
 
 
 def _with_rule(action: str, with_: str | None) -> None:
-    if action == "replace" and with_ is None:
-        raise ValueError('with: required when action is "replace" (the new text)')
-    if action != "replace" and with_ is not None:
-        raise ValueError(f'with: only used by action "replace"; leave it out for "{action}"')
+    problem = with_problem(action, with_)
+    if problem is not None:
+        raise ValueError(f"with: {problem}")
 
 
 class MemoryArgs(BaseModel):
@@ -377,18 +371,10 @@ class MemoryArgs(BaseModel):
     @field_validator("text", mode="before")
     @classmethod
     def _text_is_text(cls, value: object) -> object:
-        if value is None:
-            return value
-        if not isinstance(value, str):
-            raise ValueError("Input should be a valid string")
-        return check_text(value)
+        value = _text_or_none(cls, value)
+        return value if value is None else check_text(str(value))
 
-    @field_validator("with_", mode="before")
-    @classmethod
-    def _with_is_text(cls, value: object) -> object:
-        if value is not None and not isinstance(value, str):
-            raise ValueError("Input should be a valid string")
-        return value
+    _with_is_text = field_validator("with_", mode="before")(_text_or_none)
 
     @field_validator("operations", mode="before")
     @classmethod
@@ -399,7 +385,7 @@ class MemoryArgs(BaseModel):
         if not isinstance(value, list):
             raise ValueError("Input should be a list of changes ({action, text, with} objects)")
         if not value:
-            raise ValueError("list at least one change")
+            raise ValueError(NO_CHANGE)
         items: list[MemoryOp] = []
         for k, item in enumerate(value, 1):
             try:
@@ -478,13 +464,9 @@ def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> 
 
         store = stores[args.target]
         cancel = threading.Event()
-        work = (
-            partial(store.apply, args.ops(), cancel=cancel)
-            if args.operations is not None
-            else partial(store._run, args.ops(), batch=False, cancel=cancel)
-        )
+        batch = args.operations is not None
         try:
-            return await asyncio.to_thread(work)
+            return await asyncio.to_thread(store._run, args.ops(), batch=batch, cancel=cancel)
         except asyncio.CancelledError:
             cancel.set()
             raise
