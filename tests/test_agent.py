@@ -295,7 +295,9 @@ def test_session_offers_the_agents_tools(make_home: MakeHome) -> None:
     assert isinstance(session, Session)
     assert session.tools == agent.uses.tools
     assert all(isinstance(tool, Tool) for tool in session.tools)
-    assert repr(session) == f"Session(soul='Ada', digest={session.soul.digest!r}, messages=0)"
+    assert repr(session) == (
+        f"Session(id={session.id!r}, soul='Ada', digest={session.soul.digest!r}, messages=0)"
+    )
 
 
 async def test_the_skill_tool_works_through_the_loop(make_home: MakeHome) -> None:

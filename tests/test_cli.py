@@ -183,9 +183,9 @@ def test_memory_ambiguous_and_rejected_are_failures(home: Path) -> None:
         pytest.param(("add",), "memory add needs TEXT", id="no-text"),
         pytest.param(("replace", "x"), "memory replace needs --with TEXT", id="no-with"),
         pytest.param(
-            ("add", "x", "--with", "y"), "--with is only for memory replace", id="with-on-add"
+            ("add", "x", "--with", "y"), "--with is not an option of memory add", id="with-on-add"
         ),
-        pytest.param(("show", "x"), "memory show takes no text", id="show-text"),
+        pytest.param(("show", "x"), "memory show takes no TEXT", id="show-text"),
     ],
 )
 def test_memory_usage_errors(home: Path, args: tuple[str, ...], text: str) -> None:

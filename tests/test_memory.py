@@ -518,7 +518,7 @@ def test_only_the_tools_own_stale_temps_are_cleaned(tmp_path: Path) -> None:
         (tmp_path / name).write_text("a person's file", encoding="utf-8")
     assert Home(s.dir).memory().entries == ("kept",)
     s.add("new")
-    assert sorted(os.listdir(tmp_path)) == sorted([".MEMORY.md.lock", "MEMORY.md", *theirs])
+    assert sorted(os.listdir(tmp_path)) == sorted([".MEMORY.md.lock", ".toolnexus", "MEMORY.md", *theirs])
     assert all(read(tmp_path / name) == "a person's file" for name in theirs)
 
 
@@ -561,7 +561,7 @@ def test_a_failed_write_leaves_the_file_and_no_temp(
     assert info.value.message.startswith(f"cannot write MEMORY.md: {reason} (")
     assert info.value.message.endswith("Nothing written.")
     assert read(tmp_path / "MEMORY.md") == "- keep me\n"
-    assert sorted(os.listdir(tmp_path)) == [".MEMORY.md.lock", "MEMORY.md"]
+    assert sorted(os.listdir(tmp_path)) == [".MEMORY.md.lock", ".toolnexus", "MEMORY.md"]
 
 
 async def test_a_read_only_folder_is_a_clear_error(

@@ -67,7 +67,7 @@ def entries(folder: Path) -> list[str]:
 
 
 def leftovers(folder: Path) -> list[str]:
-    return sorted(name for name in os.listdir(folder) if name != "MEMORY.md")
+    return sorted(name for name in os.listdir(folder) if name not in ("MEMORY.md", ".toolnexus"))
 
 
 @pytest.mark.slow

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ._cli_memory import ACTIONS
+
 if TYPE_CHECKING:
     from .agents.soul import Soul
 
@@ -185,31 +187,10 @@ def _watch_soul(home: Path, *, as_json: bool, strict: bool) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    """Run one memory action through the very tool a model uses (same rules, same messages)."""
-    import asyncio
+    """Edit MEMORY.md / USER.md with the tool's rules, or read and rewind their history."""
+    from . import _cli_memory
 
-    from .agents._load import memory_bytes
-    from .agents.memory import memory_tool
-
-    home = _home_dir(args.dir)
-    if args.action == "show":
-        # Through the door every read takes (a FIFO, a link out, a file over its cap, bytes
-        # that are not UTF-8: exit 1), then the file's bytes exactly as on disk.
-        data = memory_bytes(home, "user" if args.user else "self")
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return EXIT_OK
-    target = "user" if args.user else "self"
-    call: dict[str, Any] = {"action": args.action, "target": target, "text": args.text}
-    if args.action == "replace":
-        call["with"] = args.with_
-    result = asyncio.run(memory_tool(home).execute(call))
-    if result.is_error:
-        print(f"{PROG} memory: {result.output}", file=sys.stderr)
-        return EXIT_FAIL
-    print(result.output)
-    return EXIT_OK
+    return _cli_memory.run(args, _home_dir(args.dir), PROG)
 
 
 # -- check ---------------------------------------------------------------------------------
@@ -363,14 +344,27 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "memory",
         cmd_memory,
-        "Show or edit MEMORY.md / USER.md with the memory tool's rules.",
-        f'{PROG} memory ada replace "metric units" --with "SI units" --user',
+        "Show or edit MEMORY.md / USER.md with the memory tool's rules; read, undo or "
+        "restore their history.",
+        f'{PROG} memory ada replace "metric units" --with "SI units" --user\n  '
+        f"{PROG} memory ada log --grep tea",
     )
     p.add_argument("dir", help="the home directory")
-    p.add_argument("action", choices=["show", "add", "replace", "remove"])
-    p.add_argument("text", nargs="?", help="the entry (add) or the text to match (replace/remove)")
+    p.add_argument("action", choices=ACTIONS, metavar="ACTION", help=", ".join(ACTIONS))
+    p.add_argument(
+        "text",
+        nargs="?",
+        help="add: the entry; replace/remove: the text to match; undo/restore/forget: a "
+        "change's ID (from log)",
+    )
     p.add_argument("--with", dest="with_", metavar="TEXT", help="the replacement (replace)")
-    p.add_argument("--user", action="store_true", help="edit USER.md instead of MEMORY.md")
+    p.add_argument("--user", action="store_true", help="USER.md instead of MEMORY.md")
+    p.add_argument("--json", action="store_true", help="log: one JSON object per line")
+    p.add_argument("--limit", type=int, metavar="N", help="log: the newest N changes only")
+    p.add_argument("--grep", metavar="TEXT", help="log: changes whose text contains TEXT")
+    p.add_argument(
+        "--keep-days", type=int, metavar="N", help="compact: keep the last N days of history"
+    )
 
     p = _verb(sub, "check", cmd_check, "Validate homes.", f"{PROG} check ada personas/*")
     p.add_argument("dirs", nargs="+", metavar="dir", help="home directories")
@@ -398,16 +392,13 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_memory_args(args: argparse.Namespace) -> None:
     if args.verb != "memory":
         return
-    if args.action == "show":
-        if args.text is not None or args.with_ is not None:
-            raise UsageError("memory show takes no text and no --with")
-        return
-    if args.text is None:
-        raise UsageError(f"memory {args.action} needs TEXT")
-    if args.action == "replace" and args.with_ is None:
-        raise UsageError("memory replace needs --with TEXT")
-    if args.action != "replace" and args.with_ is not None:
-        raise UsageError(f"--with is only for memory replace, not {args.action}")
+    from ._cli_memory import UsageError as MemoryUsage
+    from ._cli_memory import check_args
+
+    try:
+        check_args(args)
+    except MemoryUsage as exc:
+        raise UsageError(str(exc)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

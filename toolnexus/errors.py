@@ -8,6 +8,8 @@ ToolnexusError                  root: catch this to catch anything toolnexus rai
 │                               full, rejected text, disk error); the model reads it
 ├── HomeError                   a home directory breaks a rule (names file, line/key, rule)
 │   └── HomeFileError           one file refused by the door: a link out, a FIFO, too big, …
+├── HistoryError                a memory history action cannot apply (no such change, an
+│                               undo whose entry changed since, an unusable state database)
 ├── ArgumentError (ValueError)  a function was given an argument value it cannot use
 └── AgentError                  an agent cannot be wired or a conversation cannot go on
     ├── ModelError              a model provider failed or answered nonsense
@@ -32,6 +34,7 @@ from typing import Literal, get_args
 __all__ = [
     "AgentError",
     "ArgumentError",
+    "HistoryError",
     "HomeError",
     "HomeFileError",
     "MemoryEditError",
@@ -47,6 +50,10 @@ MemoryEditKind = Literal[
     "invalid", "not_found", "ambiguous", "full", "rejected", "io", "cancelled", "internal"
 ]
 MEMORY_EDIT_KINDS: tuple[MemoryEditKind, ...] = get_args(MemoryEditKind)
+
+#: Why a history action was refused; `HistoryError.kind` is always one of these.
+HistoryKind = Literal["not_found", "conflict", "unavailable", "state"]
+HISTORY_KINDS: tuple[HistoryKind, ...] = get_args(HistoryKind)
 
 #: Why the door refused a home file; `HomeFileError.reason` is always one of these.
 FileRefusal = Literal[
@@ -133,6 +140,24 @@ class HomeFileError(HomeError):
             raise ValueError(f"reason: {reason!r} is not one of {', '.join(FILE_REFUSALS)}")
         self.path = path
         self.reason = reason
+        super().__init__(message)
+
+
+class HistoryError(ToolnexusError):
+    """A memory history action that cannot apply; nothing was written.
+
+    `kind` says why: `"not_found"` (no change with that id), `"conflict"` (an
+    undo whose entry or file changed since), `"unavailable"` (what it needs was
+    forgotten or compacted away) or `"state"` (the home's `.toolnexus/` state
+    cannot be used: a link, a newer schema, a damaged database).
+    """
+
+    kind: HistoryKind
+
+    def __init__(self, message: str, *, kind: HistoryKind) -> None:
+        if kind not in HISTORY_KINDS:
+            raise ValueError(f"kind: {kind!r} is not one of {', '.join(HISTORY_KINDS)}")
+        self.kind = kind
         super().__init__(message)
 
 

@@ -13,7 +13,9 @@ import functools
 import inspect
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, TypeVar, overload
 
@@ -30,6 +32,47 @@ from ._schema import (
 from .errors import ToolDefinitionError, ToolError
 
 __all__ = ["Tool", "ToolError", "ToolResult", "define_tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who is calling a tool right now: for provenance (the memory history's `source`).
+
+    A session sets it around each tool call (`caller="tool"`, its id, the model's
+    call id); the command line sets `caller="cli"`. Outside both it is unset.
+    """
+
+    caller: str = "tool"
+    session: str | None = None
+    call: str | None = None
+
+    def source(self) -> str:
+        """As the history shows it: `tool session=… call=…`, `cli`."""
+        parts = [self.caller]
+        if self.session is not None:
+            parts.append(f"session={self.session}")
+        if self.call is not None:
+            parts.append(f"call={self.call}")
+        return " ".join(parts)
+
+
+_CONTEXT: ContextVar[CallContext | None] = ContextVar("toolnexus_call", default=None)
+
+
+def call_context() -> CallContext | None:
+    """The context of the tool call running now (a handler may read it), or None."""
+    return _CONTEXT.get()
+
+
+@contextmanager
+def calling(context: CallContext) -> Iterator[None]:
+    """Run a block as one tool call's context (threads started with `asyncio.to_thread` see it)."""
+    token = _CONTEXT.set(context)
+    try:
+        yield
+    finally:
+        _CONTEXT.reset(token)
+
 
 M = TypeVar("M", bound=BaseModel)
 Handler = Callable[..., Any]

@@ -37,6 +37,7 @@ __all__ = [
     "LOADS",
     "NOTHING",
     "NO_CHANGE",
+    "Made",
     "Op",
     "Plan",
     "check_text",
@@ -61,6 +62,19 @@ class Op:
     action: Action
     text: str
     with_: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """One change as it was made, for the history: the entry before and after (None: none).
+
+    `merged` is set for a replace whose new text was already another entry: the
+    two became one note."""
+
+    action: Action
+    before: str | None
+    after: str | None
+    merged: bool = False
 
 
 def clip(text: str, limit: int = 200) -> str:
@@ -161,6 +175,14 @@ class _Step:
     changed: bool = True
     #: For replace: set when the new text is an entry already there (the two are one note now).
     merged: str = ""
+
+    def made(self) -> Made:
+        """The change for the history."""
+        if self.action == "add":
+            return Made("add", None, self.entry)
+        if self.action == "replace":
+            return Made("replace", self.entry, self.now, bool(self.merged))
+        return Made("remove", self.entry, None)
 
     def said(self) -> str:
         """This change as a batch's result lists it."""
@@ -314,9 +336,9 @@ class Plan:
                 raise self._edit.fail(item, exc) from None
         self.ops = tuple(checked)
 
-    def apply(self, doc: MemoryDocument) -> tuple[MemoryDocument | None, str]:
+    def apply(self, doc: MemoryDocument) -> tuple[MemoryDocument | None, str, tuple[Made, ...]]:
         """Apply the changes to `doc` in order, all or nothing; return the document to
-        write (None: nothing changed) and the result message.
+        write (None: nothing changed), the result message and the changes made.
 
         Raises:
             MemoryEditError: the first refusal (in a batch, naming the item), or `full`
@@ -334,28 +356,40 @@ class Plan:
             now = step.doc
         if not any(s.changed for s in steps):
             what = "the entry is" if len(steps) == 1 else "every note of the batch is"
-            return None, (
-                f"already in {name}, nothing written: {what} saved and loads next session. "
-                f"{usage(doc, name, limit)}"
+            return (
+                None,
+                (
+                    f"already in {name}, nothing written: {what} saved and loads next session. "
+                    f"{usage(doc, name, limit)}"
+                ),
+                (),
             )
         edit.room(doc, now)
         empties = sum(1 for b in now.extra if not b.text.strip())
         now = drop_empty(now)
         if now.render() == doc.render():
             if not self.batch:
-                return None, (
-                    f"already in {name}, nothing written: the entry already reads "
-                    f"{quote(steps[0].now)}. {usage(doc, name, limit)}"
+                return (
+                    None,
+                    (
+                        f"already in {name}, nothing written: the entry already reads "
+                        f"{quote(steps[0].now)}. {usage(doc, name, limit)}"
+                    ),
+                    (),
                 )
             listed = "; ".join(f"{i}. {s.said()}" for i, s in enumerate(steps, 1))
-            return None, (
-                f"nothing written: the changes cancel out and leave {name} as it was: "
-                f"{listed}. {usage(doc, name, limit)}"
+            return (
+                None,
+                (
+                    f"nothing written: the changes cancel out and leave {name} as it was: "
+                    f"{listed}. {usage(doc, name, limit)}"
+                ),
+                (),
             )
         if self.batch:
             listed = "; ".join(f"{i}. {s.said()}" for i, s in enumerate(steps, 1))
-            made = sum(s.changed for s in steps)
-            done = f"applied {made} change{'s' if made > 1 else ''} to {name}: {listed}."
+            count = sum(s.changed for s in steps)
+            done = f"applied {count} change{'s' if count > 1 else ''} to {name}: {listed}."
         else:
             done = steps[0].said_alone(name)
         if empties:
@@ -363,7 +397,8 @@ class Plan:
                 f" Also dropped {_count(empties).replace('entr', 'empty entr')} "
                 '("- " alone on a line: no note).'
             )
-        return now, f"{done} {LOADS} {usage(now, name, limit)}"
+        made = tuple(s.made() for s in steps if s.changed)
+        return now, f"{done} {LOADS} {usage(now, name, limit)}", made
 
 
 # -- the parts of a change -------------------------------------------------------------

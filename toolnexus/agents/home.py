@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._files import IDENTITY_FILE, MEMORY_FILES, SKILLS_DIR, TEMPLATE_FILE, check_home
-from ._identity import Identity
+from ._identity import Identity, Target
 from ._load import SkillScan, load_identity, load_memory, load_skill, scan_skills, valid_skills
 from ._memfile import MemoryDocument
 from ._skillfile import Skill
+from .history import Change, History
 from .soul import Soul, compose_soul
 
 __all__ = ["Home"]
@@ -131,3 +132,48 @@ class Home:
             HomeError: listing every problem found.
         """
         return compose_soul(self.path, strict=strict)
+
+    # -- memory history (see `history.History`) ------------------------------------
+
+    def history(
+        self, target: Target | None = "self", *, limit: int | None = None, grep: str | None = None
+    ) -> list[Change]:
+        """The changes to MEMORY.md (`"user"`: USER.md; None: both), newest first.
+
+        Every change the memory tool or the command line made, and each version
+        someone else wrote (recorded when found: by the next write, or by this
+        call). `limit` keeps the newest N; `grep` keeps changes whose text
+        contains it (case-insensitive): how did the persona learn that?
+
+        Raises:
+            HistoryError: when the home's state database cannot be used.
+        """
+        return History(self.path).log(target, limit=limit, grep=grep)
+
+    def undo(self, id: int | None = None, *, target: Target = "self") -> str:
+        """Revert change `id` (default: the latest of `target`'s file) as a new change.
+
+        Raises:
+            HistoryError: no such change, or its entry changed since (`conflict`).
+        """
+        return History(self.path).undo(id, target=target)
+
+    def restore(self, id: int) -> str:
+        """Put the file back exactly as it was right after change `id` (itself recorded).
+
+        Raises:
+            HistoryError: no such change, or that version is no longer kept.
+        """
+        return History(self.path).restore(id)
+
+    def compact(self, *, keep_days: int) -> str:
+        """Drop history older than `keep_days` days (each file's latest change stays)."""
+        return History(self.path).compact(keep_days=keep_days)
+
+    def forget(self, id: int) -> str:
+        """Blank change `id`'s texts for good: a secret written by mistake leaves the history.
+
+        Raises:
+            HistoryError: no such change.
+        """
+        return History(self.path).forget(id)

@@ -9,25 +9,25 @@ they load from the next session on.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic.config import JsonDict
-from pydantic.json_schema import SkipJsonSchema
-
-from .._schema import describe_validation_error
-from ..errors import ArgumentError, HomeError, HomeFileError, MemoryEditError
-from ..tools import Tool, define_tool
-from ._files import MEMORY_FILES, Door, decode, memory_cap
+from ..errors import ArgumentError, HistoryError, HomeError, HomeFileError, MemoryEditError
+from ..tools import Tool, call_context, define_tool
+from . import _history
+from ._files import MEMORY_FILES, READ_FLAGS, Door, decode, memory_cap
+from ._history import Pending
 from ._identity import MemoryLimits, Target, memory_limit
 from ._load import find_identity
-from ._memedit import NO_CHANGE, NOTHING, Op, Plan, check_text, usage, with_problem
+from ._memargs import DESCRIPTION, MemoryArgs
+from ._memedit import NOTHING, Op, Plan, usage
 from ._memfile import Block, MemoryDocument, parse_memory
+from ._state import STATE_DIR, open_state
 from ._store import (
     Folder,
     LockIsLink,
@@ -51,6 +51,11 @@ __all__ = [
 ]
 
 _LOCK_RETRIES = 20
+
+#: What a write does to the file as read under the lock: given it parsed and as bytes
+#: (None: no file), the bytes to write (None: nothing), the message, the changes made.
+Outcome = tuple[bytes | None, str, tuple[Pending, ...]]
+Change = Callable[[MemoryDocument, bytes | None], Outcome]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,22 +139,44 @@ class MemoryStore:
 
     # -- internals -----------------------------------------------------------------
 
-    def _run(self, ops: Sequence[Op], *, batch: bool, cancel: threading.Event | None = None) -> str:
-        plan = Plan(ops, name=self.name, limit=self.limit, batch=batch)  # before the lock
-        return self._edit(plan.apply, cancel)
-
-    def _edit(
+    def _run(
         self,
-        edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]],
+        ops: Sequence[Op],
+        *,
+        batch: bool,
         cancel: threading.Event | None = None,
+        source: str = "python",
     ) -> str:
-        """Run `edit` on the freshly read file under the lock; write its result, if any."""
+        plan = Plan(ops, name=self.name, limit=self.limit, batch=batch)  # before the lock
+
+        def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
+            new, message, made = plan.apply(doc)
+            pending = tuple(
+                Pending(m.action, m.before, m.after, "merge" if m.merged else "entry") for m in made
+            )
+            return (None if new is None else new.render().encode("utf-8")), message, pending
+
+        return self._write(change, source=source, cancel=cancel)
+
+    def _write(
+        self,
+        change: Change,
+        *,
+        source: str,
+        cancel: threading.Event | None = None,
+        record_found: bool = False,
+    ) -> str:
+        """Under the lock: record an outside edit if any, run `change` on the file as it is
+        now, write its bytes (if any) and record what it did, with `source`.
+
+        `record_found` records the file as found even when nothing is written and
+        the history does not exist yet: reading the log does that."""
         folder: Folder | None = None
         try:
             folder, name = Folder.of(Door(self.dir), os.fspath(self.path))
             for _ in range(_LOCK_RETRIES):
                 try:
-                    return self._edit_locked(folder, name, edit, cancel)
+                    return self._write_locked(folder, name, change, source, cancel, record_found)
                 except LockLost:
                     continue  # the lock file was deleted under us: redo the edit from disk
         except WriteCancelled:
@@ -179,6 +206,19 @@ class MemoryStore:
             raise MemoryEditError(
                 f"cannot write {self.name}: {msg}. {NOTHING}", kind="io"
             ) from None
+        except HistoryError as exc:
+            if exc.kind != "state":
+                raise
+            raise MemoryEditError(
+                f"cannot write {self.name}: its history cannot be kept: {exc}. {NOTHING}",
+                kind="io",
+            ) from None
+        except sqlite3.Error as exc:
+            raise MemoryEditError(
+                f"cannot write {self.name}: its history ({STATE_DIR}/) cannot be written: "
+                f"{exc}. {NOTHING}",
+                kind="io",
+            ) from None
         except OSError as exc:
             raise MemoryEditError(
                 f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or self.path}). "
@@ -194,16 +234,23 @@ class MemoryStore:
             kind="io",
         )
 
-    def _edit_locked(
+    def _write_locked(
         self,
         folder: Folder,
         name: str,
-        edit: Callable[[MemoryDocument], tuple[MemoryDocument | None, str]],
+        change: Change,
+        source: str,
         cancel: threading.Event | None,
+        record_found: bool = False,
     ) -> str:
-        messages: list[str] = []
+        # The history is created by the first write that lands, not by a refused one.
+        state = open_state(self.dir, create=record_found)
+        outcome: list[tuple[bytes | None, bytes | None, str, tuple[Pending, ...]]] = []
 
         def apply(data: bytes | None) -> bytes | None:
+            nonlocal state
+            if state is not None:
+                _history.sync(state, self.target, data)  # someone else's version goes first
             text = ""
             if data:
                 try:
@@ -214,215 +261,57 @@ class MemoryStore:
                         f"it as UTF-8. {NOTHING}",
                         kind="invalid",
                     ) from None
-            doc = parse_memory(text)
-            new, message = edit(doc)
-            messages.append(message)
-            return None if new is None else new.render().encode("utf-8")
+            new, message, pending = change(parse_memory(text), data)
+            outcome[:] = [(data, new, message, pending)]
+            if state is None and new is not None and new != data:
+                # The first write in this home: the state is made now, before the write,
+                # so a home where it cannot be kept refuses with nothing written.
+                state = open_state(self.dir, create=True)
+                assert state is not None
+                _history.sync(state, self.target, data)
+            return new
 
         with locked(folder, name, cancel=cancel) as lock:
-            note = update(
-                folder,
-                name,
-                apply,
-                lock=lock,
-                cap=memory_cap(self.limit),
-                shown=os.fspath(self.path),
-                fsync=self.fsync,
-            )
-        message = messages[-1]
+            try:
+                note = update(
+                    folder,
+                    name,
+                    apply,
+                    lock=lock,
+                    cap=memory_cap(self.limit),
+                    shown=os.fspath(self.path),
+                    fsync=self.fsync,
+                )
+            except HomeFileError as exc:
+                if exc.reason == "too_large" and state is not None:  # by size and digest
+                    size, sha = _measure(folder, name)
+                    _history.sync(state, self.target, None, size=size, sha=sha)
+                raise
+            base, new, message, pending = outcome[-1]
+            if new is not None and new != base and pending:
+                try:
+                    assert state is not None  # opened by `apply` before the write
+                    _history.record(state, self.target, pending, new, source)
+                except sqlite3.Error as exc:  # the file is written: the next write records it
+                    note = (note + " " if note else "") + (
+                        f"(not recorded in the history yet: {exc}; the next write records it "
+                        "as an outside edit)"
+                    )
         return message if note is None else f"{message} {note}"
 
 
-# -- the tool ---------------------------------------------------------------------
-
-DESCRIPTION = """\
-Save durable notes that carry over to your future sessions. Two files: \
-target "self" (the default) is your own memory: facts about your work, \
-decisions, lessons learned, details of the environment. Target "user" is what \
-you know about the user: preferences, role, habits, how they like to work.
-
-Write good entries: one fact per entry, short (a sentence or two), stated \
-plainly, and durable (still worth knowing weeks from now). Do not save \
-secrets, one-off task progress, or anything easy to look up again.
-
-Actions: "add" saves `text` as a new entry. "replace" finds the one entry \
-containing `text` and puts `with` in place of that part, keeping the rest of \
-the entry; if `with` already restates the text before or after the match it \
-is not repeated, so giving the whole new entry as `with` also works. \
-"remove" deletes the one entry containing `text`. For replace and remove, \
-quote enough of the entry to match only it; its whole text always works.
-
-Batch: instead of `action`, give `operations`, a list of {"action", "text", \
-"with"} changes for one target. They apply in order, together or not at all, \
-and the limit is checked on the result only. When a file is full, use one \
-batch that removes or shortens entries and then adds the new one: one call, \
-and no other writer can take the room in between.
-
-Writes are saved to disk at once but load NEXT SESSION: your current system \
-prompt does not change, so do not add a note again because you cannot see it yet.
-
-Each file has a character limit, and every result shows the usage; a "full" \
-error lists the file's entries as they are now."""
-
-
-def _drop_description(schema: JsonDict) -> None:
-    """Keep the schema to the fields: the tool's description already explains the tool."""
-    schema.pop("description", None)
-
-
-def _drop_default(schema: JsonDict) -> None:
-    """Keep optional fields plain in the schema (their None default is internal)."""
-    schema.pop("default", None)
-
-
-_ACTION = "add: save a new entry. replace: change part of one entry. remove: delete one entry."
-_TEXT = (
-    "add: the note to save. replace/remove: a part of the existing entry "
-    "that matches only it (its whole text always works)."
-)
-_WITH = "replace only: the text that takes the place of `text` in the entry."
-
-
-def _text_or_none(cls: type, value: object) -> object:
-    """A string or nothing, with one plain message (not one per member of `str | None`)."""
-    if value is not None and not isinstance(value, str):
-        raise ValueError("Input should be a valid string")
-    return value
-
-
-class MemoryOp(BaseModel):
-    """One change of a batch (`operations`): the same fields as a single call."""
-
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, json_schema_extra=_drop_description
-    )
-
-    action: Literal["add", "replace", "remove"] = Field(description=_ACTION)
-    text: str = Field(description=_TEXT)
-    with_: str | SkipJsonSchema[None] = Field(
-        default=None, alias="with", description=_WITH, json_schema_extra=_drop_default
-    )
-
-    @field_validator("text")
-    @classmethod
-    def _text_not_blank(cls, text: str) -> str:
-        return check_text(text)
-
-    _with_is_text = field_validator("with_", mode="before")(_text_or_none)
-
-    @model_validator(mode="after")
-    def _with_matches_action(self) -> MemoryOp:
-        _with_rule(self.action, self.with_)
-        return self
-
-    def op(self) -> Op:
-        """The change as the editor takes it."""
-        return Op(self.action, self.text, self.with_)
-
-
-def _with_rule(action: str, with_: str | None) -> None:
-    problem = with_problem(action, with_)
-    if problem is not None:
-        raise ValueError(f"with: {problem}")
-
-
-class MemoryArgs(BaseModel):
-    """The arguments of the memory tool: one change (`action`) or a batch (`operations`).
-
-    The schema property is literally `with`; `action` stays optional there (no
-    top-level `oneOf`, which tool formats refuse), and the rule is checked here.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, json_schema_extra=_drop_description
-    )
-
-    action: Literal["add", "replace", "remove"] | SkipJsonSchema[None] = Field(
-        default=None,
-        description=_ACTION + " Leave it out when giving `operations`.",
-        json_schema_extra=_drop_default,
-    )
-    target: Target = Field(
-        default="self",
-        description='"self": your own notes (MEMORY.md). "user": what you know about '
-        "the user (USER.md).",
-    )
-    text: str | SkipJsonSchema[None] = Field(
-        default=None, description=_TEXT, json_schema_extra=_drop_default
-    )
-    with_: str | SkipJsonSchema[None] = Field(
-        default=None, alias="with", description=_WITH, json_schema_extra=_drop_default
-    )
-    operations: list[MemoryOp] | SkipJsonSchema[None] = Field(
-        default=None,
-        description="A batch instead of `action`: changes to one target, applied in order, "
-        "all or nothing, the limit checked on the result only.",
-        json_schema_extra=_drop_default,
-    )
-
-    @field_validator("action", mode="before")
-    @classmethod
-    def _action_is_known(cls, value: object) -> object:
-        # One plain message instead of one per member of the optional type.
-        if value is not None and value not in ("add", "replace", "remove"):
-            raise ValueError("Input should be 'add', 'replace' or 'remove'")
-        return value
-
-    @field_validator("text", mode="before")
-    @classmethod
-    def _text_is_text(cls, value: object) -> object:
-        value = _text_or_none(cls, value)
-        return value if value is None else check_text(str(value))
-
-    _with_is_text = field_validator("with_", mode="before")(_text_or_none)
-
-    @field_validator("operations", mode="before")
-    @classmethod
-    def _each_item(cls, value: object) -> object:
-        """Check each item alone, so an error names it by position (`item 3`)."""
-        if value is None:
-            return value
-        if not isinstance(value, list):
-            raise ValueError("Input should be a list of changes ({action, text, with} objects)")
-        if not value:
-            raise ValueError(NO_CHANGE)
-        items: list[MemoryOp] = []
-        for k, item in enumerate(value, 1):
-            try:
-                items.append(MemoryOp.model_validate(item))
-            except ValidationError as exc:
-                why = describe_validation_error(exc).removeprefix("invalid arguments: ")
-                raise ValueError(f"item {k}: {why}") from None
-        return items
-
-    @model_validator(mode="after")
-    def _one_form(self) -> MemoryArgs:
-        if self.operations is not None:
-            extra = [n for n, v in (("action", self.action), ("text", self.text)) if v is not None]
-            if self.with_ is not None:
-                extra.append("with")
-            if extra:
-                raise ValueError(
-                    f"{extra[0]}: give either action/text/with (one change) or operations "
-                    "(a batch), not both; inside a batch each item has its own"
-                )
-            return self
-        if self.action is None:
-            raise ValueError(
-                'action: required ("add", "replace" or "remove"), or give operations for a batch'
-            )
-        if self.text is None:
-            raise ValueError(f'text: required for action "{self.action}"')
-        _with_rule(self.action, self.with_)
-        return self
-
-    def ops(self) -> list[Op]:
-        """The changes this call asks for, in order."""
-        if self.operations is not None:
-            return [item.op() for item in self.operations]
-        assert self.action is not None  # checked above
-        assert self.text is not None
-        return [Op(self.action, self.text, self.with_)]
+def _measure(folder: Folder, name: str) -> tuple[int, str]:
+    """Size and sha256 of a file too big to read whole, read in pieces."""
+    fd = folder.open(name, READ_FLAGS)
+    try:
+        h = hashlib.sha256()
+        size = 0
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+        return size, h.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> MemoryLimits:
@@ -465,8 +354,12 @@ def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> 
         store = stores[args.target]
         cancel = threading.Event()
         batch = args.operations is not None
+        context = call_context()
+        source = "tool" if context is None else context.source()
         try:
-            return await asyncio.to_thread(store._run, args.ops(), batch=batch, cancel=cancel)
+            return await asyncio.to_thread(
+                store._run, args.ops(), batch=batch, cancel=cancel, source=source
+            )
         except asyncio.CancelledError:
             cancel.set()
             raise

@@ -8,10 +8,11 @@ meanwhile, so the prompt stays byte-stable and provider prompt caches stay warm.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 
 from ..errors import AgentError, ModelError, ToolRoundsExceeded
-from ..tools import Tool
+from ..tools import CallContext, Tool, calling
 from .models import (
     AssistantMessage,
     Message,
@@ -84,7 +85,16 @@ class Session:
     finish get an error result saying so, and the cancellation propagates.
     """
 
-    __slots__ = ("_busy", "_by_name", "_max_tool_rounds", "_messages", "_model", "_soul", "_tools")
+    __slots__ = (
+        "_busy",
+        "_by_name",
+        "_id",
+        "_max_tool_rounds",
+        "_messages",
+        "_model",
+        "_soul",
+        "_tools",
+    )
 
     def __init__(
         self,
@@ -101,6 +111,13 @@ class Session:
         self._max_tool_rounds = check_rounds(max_tool_rounds)
         self._messages: list[Message] = []
         self._busy = False
+        self._id = uuid.uuid4().hex[:12]
+
+    @property
+    def id(self) -> str:
+        """This session's id: the memory history names it as the source of each change made
+        here (`tool session=<id> call=<call id>`)."""
+        return self._id
 
     @property
     def soul(self) -> Soul:
@@ -142,7 +159,7 @@ class Session:
 
     def __repr__(self) -> str:
         return (
-            f"Session(soul={self._soul.name!r}, digest={self._soul.digest!r}, "
+            f"Session(id={self._id!r}, soul={self._soul.name!r}, digest={self._soul.digest!r}, "
             f"messages={len(self._messages)})"
         )
 
@@ -227,7 +244,8 @@ class Session:
                 output=f"unknown tool {call.name!r}: the tools are {names}",
                 is_error=True,
             )
-        result = await tool.execute(call.arguments)
+        with calling(CallContext("tool", self._id, call.id)):
+            result = await tool.execute(call.arguments)
         if result.exception is not None:
             # The model reads only the message; the developer gets the traceback.
             logger.warning(

@@ -1,0 +1,289 @@
+"""The home's own state: the `.toolnexus/` folder and the SQLite database inside it.
+
+Created on the first write that needs it (a memory change to record), never by
+a read: composing a soul, `check` or `memory show` leave a home as they found
+it. The folder holds a `.gitignore` of `*`, so a home kept in git never commits
+its history by accident, and one database, `state.db`, in WAL mode with
+`synchronous=NORMAL` (a crash may lose the last record, never a memory file's
+change: the next write finds the file differing and records it) and
+`secure_delete` on (text that `forget` blanks is overwritten on disk, not
+merely unlinked from the b-tree).
+
+The schema is versioned with `PRAGMA user_version`: `MIGRATIONS[k]` takes a
+database from version k to k+1, each in one transaction, so a database made by
+an older toolnexus is upgraded in place and one made by a newer toolnexus is
+refused rather than misread.
+
+Like every other file of a home, the state is reached without leaving it: a
+`.toolnexus` that is a link, or a database file that is one, is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from ..errors import HistoryError
+
+__all__ = [
+    "DB_NAME",
+    "MIGRATIONS",
+    "STATE_DIR",
+    "State",
+    "open_state",
+    "state_dir",
+]
+
+STATE_DIR = ".toolnexus"
+DB_NAME = "state.db"
+_GITIGNORE = "# toolnexus state: history and conversations, never committed\n*\n"
+#: How long a writer waits for another process's transaction (seconds).
+_BUSY_MS = 30_000
+
+#: Version k → k+1. Append only: a released migration never changes.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: memory history.
+    """
+    CREATE TABLE memory_changes (
+        id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        time     TEXT NOT NULL,
+        target   TEXT NOT NULL CHECK (target IN ('self', 'user')),
+        action   TEXT NOT NULL CHECK (action IN
+                     ('add', 'replace', 'remove', 'outside-edit', 'undo', 'restore')),
+        before   TEXT,
+        after    TEXT,
+        source   TEXT NOT NULL,
+        -- how undo inverts it: one entry ('entry'), an entry merged into its twin
+        -- ('merge'), or the whole file ('file')
+        shape    TEXT NOT NULL CHECK (shape IN ('entry', 'merge', 'file')),
+        -- sha256 of the file's bytes right after the change; '' when there is no file
+        digest   TEXT NOT NULL,
+        redacted INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX memory_changes_by_target ON memory_changes (target, id);
+    -- The file's bytes after a change, zlib-compressed, shared by every record
+    -- that left the file so (restore reads them).
+    CREATE TABLE memory_states (
+        digest TEXT PRIMARY KEY,
+        body   BLOB NOT NULL
+    ) WITHOUT ROWID;
+    """,
+)
+
+
+def state_dir(home: Path) -> Path:
+    """Where `home` keeps its state (which may not exist yet)."""
+    return home / STATE_DIR
+
+
+class State:
+    """One open state database: a connection shared by the threads of one process.
+
+    `transaction()` serialises them (SQLite connections are not for concurrent
+    use) and opens an immediate transaction, so two processes never interleave
+    a read-then-write.
+    """
+
+    __slots__ = ("_lock", "conn", "ident", "path")
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, ident: tuple[int, int]) -> None:
+        self.path = path
+        self.conn = conn
+        self.ident = ident
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run a block in one immediate transaction: committed on success, else rolled back."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """Read under the connection's lock (one consistent snapshot)."""
+        with self._lock:
+            yield self.conn
+
+    def checkpoint(self) -> None:
+        """Copy the log into the database and empty it, so old page images are gone."""
+        with self._lock:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+
+_open: dict[tuple[int, str], State] = {}
+_open_lock = threading.Lock()
+
+
+def open_state(home: Path, *, create: bool) -> State | None:
+    """The home's state database, opened once per process; None when absent and not `create`.
+
+    Raises:
+        HistoryError: (kind `state`) when `.toolnexus` or the database is a link or
+            not what it should be, cannot be created, or was made by a newer toolnexus.
+    """
+    folder = state_dir(Path(os.path.abspath(home)))
+    db = folder / DB_NAME
+    key = (os.getpid(), os.fspath(db))
+    with _open_lock:
+        found = _open.get(key)
+        try:
+            st = _vet(folder, db)
+        except BaseException:
+            if found is not None:
+                _close(key)
+            raise
+        if found is not None and st is not None and (st.st_dev, st.st_ino) == found.ident:
+            return found
+        if found is not None:  # deleted or replaced behind our back: open the new one
+            _close(key)
+        if st is None:
+            if not create:
+                return None
+            _make_folder(folder)
+        state = _connect(db)
+        _open[key] = state
+        return state
+
+
+def _close(key: tuple[int, str]) -> None:
+    state = _open.pop(key, None)
+    if state is not None:
+        with suppress(sqlite3.Error):
+            state.conn.close()
+
+
+def _fail(path: Path, why: str) -> HistoryError:
+    return HistoryError(f"{path}: {why}", kind="state")
+
+
+def _vet(folder: Path, db: Path) -> os.stat_result | None:
+    """Check the folder and the database are plain (no links); the database's stat, or None."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise _fail(folder, "is a link: refused (the home's state must live in the home)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise _fail(folder, "is not a folder: move it aside so toolnexus can keep its state there")
+    found: os.stat_result | None = None
+    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
+        try:
+            st = os.lstat(folder / name)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            raise _fail(folder / name, "is not a regular file (a link?): refused")
+        if name == DB_NAME:
+            found = st
+    return found
+
+
+def _make_folder(folder: Path) -> None:
+    """Create `.toolnexus/` (private: it holds what the persona was told) and its .gitignore."""
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise _fail(folder, f"cannot be created: {exc.strerror or exc}") from None
+    else:
+        home_st = os.stat(folder.parent)
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and home_st.st_uid != 0:
+            with suppress(OSError):  # root in a person's home: the state stays theirs
+                os.chown(folder, home_st.st_uid, home_st.st_gid)
+    ignore = folder / ".gitignore"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(ignore, flags, 0o644)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise _fail(ignore, f"cannot be created: {exc.strerror or exc}") from None
+    try:
+        os.write(fd, _GITIGNORE.encode())
+    finally:
+        os.close(fd)
+
+
+def _connect(db: Path) -> State:
+    try:
+        conn = sqlite3.connect(
+            db, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        raise _fail(db, f"cannot be opened: {exc}") from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA secure_delete = ON")
+        _migrate(conn, db)
+        st = os.stat(db)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise _fail(
+            db, f"is not a usable database ({exc}); move it aside to start a new history"
+        ) from None
+    except BaseException:
+        conn.close()
+        raise
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        folder_st = os.stat(db.parent)
+        for name in (db, db.with_name(f"{DB_NAME}-wal"), db.with_name(f"{DB_NAME}-shm")):
+            try:
+                if os.lstat(name).st_uid != folder_st.st_uid:
+                    os.chown(name, folder_st.st_uid, folder_st.st_gid)
+            except OSError:
+                continue
+    return State(db, conn, (st.st_dev, st.st_ino))
+
+
+def _migrate(conn: sqlite3.Connection, db: Path) -> None:
+    """Bring the schema to the newest version, one migration per transaction."""
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > len(MIGRATIONS):
+                raise _fail(
+                    db,
+                    f"was made by a newer toolnexus (schema version {version}; this one "
+                    f"knows up to {len(MIGRATIONS)}): upgrade toolnexus to use it",
+                )
+            if version == len(MIGRATIONS):
+                conn.execute("COMMIT")
+                return
+            for statement in _statements(MIGRATIONS[version]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration into statements (`executescript` would commit on its own)."""
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--"):
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            yield buf.strip()
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"incomplete SQL in a migration: {buf.strip()[:60]}")
