@@ -303,6 +303,20 @@ def test_an_editor_saving_by_rename_loses_none_of_its_lines(tmp_path: Path) -> N
     assert lost == [], f"{len(lost)} of 150 saved lines lost (tool wrote {k}, busy {busy})"
     assert k > busy
     assert not [n for n in os.listdir(home) if n.endswith(".tmp")]
+    # Every entry the tool acknowledged is in the file or in the history, with its record:
+    # one the editor's save overwrote is recovered from there.
+    log = agents.Home(home).history()
+    added = [c.after for c in log if c.action == "add"]
+    assert sorted(added) == sorted(f"tool {n}" for n in range(k))
+    entries = set(agents.Home(home).memory().entries)
+    overwritten = [n for n in range(k) if f"tool {n}" not in entries]
+    for n in overwritten:  # the outside edit that dropped it is recorded whole
+        assert any(
+            c.action == "outside-edit"
+            and f"- tool {n}\n" in (c.before or "")
+            and f"- tool {n}\n" not in (c.after or "")
+            for c in log
+        ), n
 
 
 # -- random homes: tolerant compose never raises, never hangs, never reads outside ----------

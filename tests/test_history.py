@@ -165,7 +165,7 @@ def test_a_file_over_the_cap_is_recorded_by_size_and_digest(home: Path) -> None:
         store.add("more")
     last = records(home)[-1]
     assert last["action"] == "outside-edit"
-    assert last["before"] is None
+    assert last["before"] == "- small\n"  # the version before is kept whole
     assert last["after"] is None
     assert last["source"] == f"outside size={len(big)} sha256={hashlib.sha256(big).hexdigest()}"
 

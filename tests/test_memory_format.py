@@ -250,6 +250,10 @@ def apply_model(entries: list[str], action: str, text: str, with_: str | None) -
         return "invalid"
     if scan_text(new):
         return "rejected"
+    others = [e for e in entries if e != old]
+    if nfc(new) != nfc(old) and nfc(new) in map(nfc, others):
+        entries[:] = others  # one note now: the entry already there stays where it is
+        return "ok"
     replaced = [new if e == old else e for e in entries]
     entries[:] = [e for k, e in enumerate(replaced) if nfc(e) not in map(nfc, replaced[:k])]
     return "ok"

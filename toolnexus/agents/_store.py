@@ -267,14 +267,17 @@ def update(
     cap: int,
     shown: str,
     fsync: bool = True,
+    swapped: Callable[[], None] | None = None,
 ) -> str | None:
     """Replace the file `name` with `apply(its bytes)`, never losing a concurrent save.
 
     `apply` gets the current bytes (None when the file does not exist) and returns
     the new bytes, or None to write nothing; it is called again on a newer
     version when someone saved meanwhile (which is then back in place, so an
-    exception it raises leaves their version). Returns None, or a note when the data
-    is in place but the folder could not be synced.
+    exception it raises leaves their version). `swapped` runs once the new bytes
+    are in place, before the folder is synced (the history records the change
+    there, as early as it can). Returns None, or a note when the data is in place
+    but the folder could not be synced.
 
     Raises:
         HomeFileError: when the file is refused (not a regular file, over `cap`).
@@ -313,6 +316,8 @@ def update(
             raise SwapConflict(errno.EBUSY, "kept changing while being written", shown)
     finally:
         base.close()
+    if swapped is not None:
+        swapped()
     if not fsync:
         return None
     try:

@@ -27,7 +27,7 @@ from ._load import find_identity
 from ._memargs import DESCRIPTION, MemoryArgs
 from ._memedit import NOTHING, Op, Plan, usage
 from ._memfile import Block, MemoryDocument, parse_memory
-from ._state import STATE_DIR, open_state
+from ._state import STATE_DIR, State, open_state
 from ._store import (
     Folder,
     LockIsLink,
@@ -243,8 +243,7 @@ class MemoryStore:
         cancel: threading.Event | None,
         record_found: bool = False,
     ) -> str:
-        # The history is created by the first write that lands, not by a refused one.
-        state = open_state(self.dir, create=record_found)
+        state: State | None = None
         outcome: list[tuple[bytes | None, bytes | None, str, tuple[Pending, ...]]] = []
 
         def apply(data: bytes | None) -> bytes | None:
@@ -271,7 +270,26 @@ class MemoryStore:
                 _history.sync(state, self.target, data)
             return new
 
+        recorded: list[str] = []
+
+        def record() -> None:
+            # The new bytes are in place: record them at once (before the folder sync).
+            base, new, _, pending = outcome[-1]
+            if new is None or new == base or not pending:
+                return
+            try:
+                assert state is not None  # opened by `apply` before the write
+                _history.record(state, self.target, pending, new, source)
+            except sqlite3.Error as exc:  # the file is written: the next write records it
+                recorded.append(
+                    f"(not recorded in the history yet: {exc}; the next write records it "
+                    "as an outside edit)"
+                )
+
         with locked(folder, name, cancel=cancel) as lock:
+            # Under the lock, so no other writer of this file records in between. The
+            # history is created by the first write that lands, not by a refused one.
+            state = open_state(self.dir, create=record_found)
             try:
                 note = update(
                     folder,
@@ -281,22 +299,15 @@ class MemoryStore:
                     cap=memory_cap(self.limit),
                     shown=os.fspath(self.path),
                     fsync=self.fsync,
+                    swapped=record,
                 )
             except HomeFileError as exc:
                 if exc.reason == "too_large" and state is not None:  # by size and digest
                     size, sha = _measure(folder, name)
                     _history.sync(state, self.target, None, size=size, sha=sha)
                 raise
-            base, new, message, pending = outcome[-1]
-            if new is not None and new != base and pending:
-                try:
-                    assert state is not None  # opened by `apply` before the write
-                    _history.record(state, self.target, pending, new, source)
-                except sqlite3.Error as exc:  # the file is written: the next write records it
-                    note = (note + " " if note else "") + (
-                        f"(not recorded in the history yet: {exc}; the next write records it "
-                        "as an outside edit)"
-                    )
+        message = outcome[-1][2]
+        note = " ".join([*([note] if note else []), *recorded]) or None
         return message if note is None else f"{message} {note}"
 
 
