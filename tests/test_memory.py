@@ -518,7 +518,9 @@ def test_only_the_tools_own_stale_temps_are_cleaned(tmp_path: Path) -> None:
         (tmp_path / name).write_text("a person's file", encoding="utf-8")
     assert Home(s.dir).memory().entries == ("kept",)
     s.add("new")
-    assert sorted(os.listdir(tmp_path)) == sorted([".MEMORY.md.lock", ".toolnexus", "MEMORY.md", *theirs])
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [".MEMORY.md.lock", ".toolnexus", "MEMORY.md", *theirs]
+    )
     assert all(read(tmp_path / name) == "a person's file" for name in theirs)
 
 
