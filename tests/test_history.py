@@ -485,3 +485,39 @@ def test_history_actions_name_the_cli_when_run_from_it(home: Path) -> None:
     with calling(CallContext("cli")):
         History(home).undo()
     assert records(home)[-1]["source"] == f"cli undo={records(home)[-2]['id']}"
+
+
+def test_a_database_of_an_older_schema_is_upgraded_in_place(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolnexus.agents import _state
+
+    run(home, action="add", text="kept across the upgrade")
+    _state._open.clear()  # as a new process, shipped with one more migration, would
+    later = "CREATE TABLE upgraded (x INTEGER); INSERT INTO upgraded VALUES (42);"
+    monkeypatch.setattr(_state, "MIGRATIONS", (*MIGRATIONS, later))
+    assert [c.after for c in Home(home).history()] == ["kept across the upgrade"]
+    conn = db(home)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
+    assert conn.execute("SELECT x FROM upgraded").fetchall() == [(42,)]
+    _state._open.clear()
+    Home(home).history()  # opening again runs nothing twice
+    assert db(home).execute("SELECT COUNT(*) FROM upgraded").fetchone()[0] == 1
+
+
+def test_a_failed_migration_leaves_the_database_as_it_was(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolnexus.agents import _state
+
+    run(home, action="add", text="x")
+    _state._open.clear()
+    broken = "CREATE TABLE half (x INTEGER); INSERT INTO nowhere VALUES (1);"
+    monkeypatch.setattr(_state, "MIGRATIONS", (*MIGRATIONS, broken))
+    upgrade = r"cannot be upgraded to schema version 2 \(no such table: nowhere\); it is left"
+    with pytest.raises(HistoryError, match=upgrade):
+        Home(home).history()
+    conn = db(home)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "half" not in tables

@@ -229,6 +229,7 @@ def _connect(db: Path) -> State:
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")
+        conn.execute("PRAGMA journal_size_limit = 1048576")  # a checkpointed log shrinks back
         _migrate(conn, db)
         st = os.stat(db)
     except sqlite3.DatabaseError as exc:
@@ -265,8 +266,15 @@ def _migrate(conn: sqlite3.Connection, db: Path) -> None:
             if version == len(MIGRATIONS):
                 conn.execute("COMMIT")
                 return
-            for statement in _statements(MIGRATIONS[version]):
-                conn.execute(statement)
+            try:
+                for statement in _statements(MIGRATIONS[version]):
+                    conn.execute(statement)
+            except sqlite3.Error as exc:
+                raise _fail(
+                    db,
+                    f"cannot be upgraded to schema version {version + 1} ({exc}); it is "
+                    "left as it was",
+                ) from None
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except BaseException:
@@ -277,13 +285,13 @@ def _migrate(conn: sqlite3.Connection, db: Path) -> None:
 
 def _statements(script: str) -> Iterator[str]:
     """Split a migration into statements (`executescript` would commit on its own)."""
+    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
     buf = ""
-    for line in script.splitlines(keepends=True):
-        if line.strip().startswith("--"):
-            continue
-        buf += line
-        if sqlite3.complete_statement(buf):
-            yield buf.strip()
+    for piece in "\n".join(lines).split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):  # a ';' inside a string does not end it
+            if buf.strip(" \n;"):
+                yield buf.strip()
             buf = ""
-    if buf.strip():
+    if buf.strip(" \n;"):
         raise ValueError(f"incomplete SQL in a migration: {buf.strip()[:60]}")
