@@ -140,6 +140,16 @@ class Tool:
         except Exception as exc:
             return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True, exception=exc)
 
+    def execute_sync(self, args: Mapping[str, Any] | None = None) -> ToolResult:
+        """`execute` for plain code (a script, a notebook): the same call, waited for here.
+
+        Runs on one background event loop shared by every sync call of the process,
+        so it works where a loop is already running too.
+        """
+        from ._sync import run_sync
+
+        return run_sync(self.execute(args))
+
     async def _call(self, parsed: BaseModel) -> Any:
         if self.call_style == "model":
             call: Callable[[], Any] = lambda: self.handler(parsed)  # noqa: E731

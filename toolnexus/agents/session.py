@@ -193,6 +193,19 @@ class Session:
         finally:
             self._busy = False
 
+    def send_sync(self, text: str) -> str:
+        """`send` for plain code (a script, a notebook): the same turn, waited for here.
+
+        Every sync call of the process runs on one background event loop, so a
+        provider's client keeps its connections from one turn to the next.
+
+        Raises:
+            The same errors as `send`.
+        """
+        from .._sync import run_sync
+
+        return run_sync(self.send(text))
+
     async def _converse(self, model: Model, text: str) -> str:
         self._messages.append(UserMessage(text))
         rounds = 0
