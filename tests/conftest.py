@@ -22,3 +22,24 @@ def copy_home(tmp_path: Path):  # type: ignore[no-untyped-def]
         return dest
 
     return copy
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave nothing in the system's temp folder: pytest removes each run's folders
+    (`tmp_path_retention_policy = "none"`), and this removes the user's folder that held them."""
+    import getpass
+    import os
+    import tempfile
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # pragma: no cover - no user name on this system
+        return
+    root = Path(tempfile.gettempdir()) / f"pytest-of-{user}"
+    try:
+        for leftover in root.iterdir():  # only the empty folders of finished runs
+            if leftover.is_dir() and not leftover.is_symlink() and not any(leftover.iterdir()):
+                leftover.rmdir()
+        os.rmdir(root)
+    except OSError:  # not empty (another run is going on), or already gone
+        pass

@@ -82,7 +82,7 @@ def test_init_scaffolds_a_home_that_passes_check(home: Path) -> None:
 def test_init_refuses_to_overwrite(home: Path) -> None:
     before = (home / "IDENTITY.md").read_text(encoding="utf-8")
     result = run("init", home)
-    assert_one_line_error(result, 2, "refusing to overwrite an existing home")
+    assert_one_line_error(result, 1, "refusing to overwrite an existing home")
     assert (home / "IDENTITY.md").read_text(encoding="utf-8") == before
 
 
@@ -111,7 +111,7 @@ def test_soul_json_has_parts_digest_and_warnings(home: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "text"),
     [
-        pytest.param(("soul", "missing-dir"), 2, "no such directory: missing-dir", id="missing"),
+        pytest.param(("soul", "missing-dir"), 1, "no such directory: missing-dir", id="missing"),
         pytest.param(("soul",), 2, "the following arguments are required: dir", id="no-dir"),
         pytest.param(("soul", ".", "--bogus"), 2, "unrecognized arguments: --bogus", id="flag"),
         pytest.param(("frobnicate",), 2, "invalid choice: 'frobnicate'", id="verb"),

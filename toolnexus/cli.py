@@ -26,22 +26,41 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 class UsageError(Exception):
-    """A mistake on the command line: printed as one line, exit code 2."""
+    """The command line itself is malformed: printed as one line, exit code 2."""
+
+
+class Refused(Exception):
+    """A well-formed command that cannot be carried out (no such home): exit code 1."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but errors are one line that points at --help."""
+    """argparse, but errors are one line that points at --help, and a verb's options
+    may come anywhere on its line (`memory ada add --user "prefers tea"`), as in git."""
+
+    intermixed = False
+    _parsing = False
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if not self.intermixed or self._parsing:
+            return super().parse_known_args(args, namespace)
+        self._parsing = True  # the intermixed parse calls back into this method
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._parsing = False
 
 
 def _home_dir(value: str) -> Path:
     path = Path(value)
     if not path.exists():
-        raise UsageError(f"no such directory: {value}")
+        raise Refused(f"no such directory: {value}")
     if not path.is_dir():
-        raise UsageError(f"not a directory: {value}")
+        raise Refused(f"not a directory: {value}")
     return path
 
 
@@ -88,7 +107,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
     home = Path(args.dir)
     if home.exists() and not home.is_dir():
-        raise UsageError(f"not a directory: {home}")
+        raise Refused(f"not a directory: {home}")
     name = args.name or home.resolve().name
     frontmatter = yaml.safe_dump(
         {"name": name, "description": f"{name}, a long-lived persona."},
@@ -103,7 +122,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     }
     existing = [rel for rel in files if (home / rel).exists()]
     if existing:
-        raise UsageError(f"refusing to overwrite an existing home: {home / existing[0]} exists")
+        raise Refused(f"refusing to overwrite an existing home: {home / existing[0]} exists")
     for rel, text in files.items():
         path = home / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -151,12 +170,21 @@ def _watch_soul(home: Path, *, as_json: bool, strict: bool) -> int:
     async def run() -> None:
         last: str | None = None
         warned: tuple[str, ...] | None = None
+        broken = False
         # initial=True: the first soul comes from the running watcher, so no write is missed.
         async for soul in watch_home(home, strict=strict, initial=True):
             if isinstance(soul, HomeError):
                 print(f"{PROG} soul: {_one_line(soul)}", file=sys.stderr, flush=True)
                 warned = None
+                broken = True
                 continue
+            if broken:
+                print(
+                    f"{PROG} soul: recovered: the home composes again ({soul.digest})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                broken = False
             if soul.warnings != warned:
                 _print_warnings(soul)
                 warned = soul.warnings
@@ -213,7 +241,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             # wiring the agent then checks what only from_dir knows (builtin tools).
             soul = home.compose(strict=True)
             from_dir(home.path)
-        except UsageError as exc:
+        except Refused as exc:
             problems.append(str(exc))
         except HomeError as exc:
             problems.extend(exc.problems)
@@ -233,8 +261,15 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"warning: {line}")
         failed = failed or bool(problems)
         status = "FAILED" if problems else "ok"
-        print(f"{value}: {status} ({len(problems)} problems, {len(warnings)} warnings)")
+        print(
+            f"{value}: {status} ({_count(len(problems), 'problem')}, "
+            f"{_count(len(warnings), 'warning')})"
+        )
     return EXIT_FAIL if failed else EXIT_OK
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 # -- tools ---------------------------------------------------------------------------------
@@ -314,6 +349,7 @@ def _verb(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.set_defaults(handler=handler)
+    parser.intermixed = True  # type: ignore[attr-defined]
     return parser
 
 
@@ -414,6 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{where}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Refused as exc:
+        print(f"{where}: {exc}", file=sys.stderr)
+        return EXIT_FAIL
     except ToolnexusError as exc:
         print(f"{where}: {_one_line(exc)}", file=sys.stderr)
         return EXIT_FAIL

@@ -197,10 +197,8 @@ class Session:
         """`send` for plain code (a script, a notebook): the same turn, waited for here.
 
         Every sync call of the process runs on one background event loop, so a
-        provider's client keeps its connections from one turn to the next.
-
-        Raises:
-            The same errors as `send`.
+        provider's client keeps its connections from one turn to the next. It
+        raises what `send` raises.
         """
         from .._sync import run_sync
 
