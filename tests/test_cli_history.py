@@ -116,6 +116,7 @@ def test_forget_and_compact(home: Path) -> None:
         (("add", "x", "--json"), "--json is not an option of memory add"),
         (("restore", "1", "--user"), "--user is not an option of memory restore"),
         (("log", "--keep-days", "3"), "--keep-days is not an option of memory log"),
+        (("undo", "1", "--user"), "memory undo ID undoes that change in its own file"),
     ],
 )
 def test_usage_errors_are_exit_2(home: Path, args: tuple[str, ...], message: str) -> None:

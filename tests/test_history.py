@@ -276,7 +276,7 @@ def test_a_database_deleted_while_open_is_made_again(home: Path) -> None:
 def test_a_damaged_database_is_a_clear_error(home: Path) -> None:
     (home / STATE_DIR).mkdir()
     (home / STATE_DIR / DB_NAME).write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(HistoryError, match="not a usable database"):
+    with pytest.raises(HistoryError, match=r"is damaged \(file is not a database\); move it aside"):
         Home(home).history()
     result = asyncio.run(memory_tool(home).execute({"action": "add", "text": "x"}))
     assert result.is_error
@@ -521,3 +521,102 @@ def test_a_failed_migration_leaves_the_database_as_it_was(
     assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "half" not in tables
+
+
+# -- review: what forget finds, forks, busy and damaged databases ----------------------
+
+
+def test_forget_of_an_outside_edit_drops_every_version_holding_its_lines(home: Path) -> None:
+    run(home, action="add", text="alpha")
+    (home / "MEMORY.md").write_text("- alpha\n- pin is 4711\n", encoding="utf-8")
+    edit = records(home)[-1]["id"]  # the log recorded the person's edit
+    run(home, action="add", text="beta")
+    (home / "MEMORY.md").write_text("- alpha\n- beta\n", encoding="utf-8")
+    later = records(home)[-1]["id"]  # the person took the pin out again
+    message = Home(home).forget(edit)
+    assert f"also in change {later}" in message
+    assert "gone too" in message
+    conn = db(home)
+    for (body,) in conn.execute("SELECT body FROM memory_states"):
+        assert b"4711" not in zlib.decompress(body)
+    Home(home).forget(later)
+    assert b"4711" not in _all_state_bytes(home)
+
+
+def test_forget_of_a_multi_line_entry_names_the_records_that_hold_it(home: Path) -> None:
+    run(home, action="add", text="server notes:\npassword hunter2")
+    added = records(home)[-1]["id"]
+    (home / "MEMORY.md").write_text("- other\n", encoding="utf-8")
+    outside = records(home)[-1]["id"]
+    assert f"also in change {outside}" in Home(home).forget(added)
+
+
+def test_a_forked_child_writes_after_the_parent_used_the_history(home: Path) -> None:
+    import signal
+
+    run(home, action="add", text="parent")
+    Home(home).history()  # the parent's connection is open
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(30)  # a hang ends the child, and the test fails
+        try:
+            MemoryStore(home, "self", limit=8000).add("child")
+            ok = [c.after for c in Home(home).history()][:1] == ["child"]
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    run(home, action="add", text="parent again")  # and the parent goes on
+    assert [c.after for c in Home(home).history()][:3] == ["parent again", "child", "parent"]
+
+
+def test_a_busy_database_is_reported_as_busy(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolnexus.agents import _state
+
+    run(home, action="add", text="x")
+    _state._open.clear()
+    monkeypatch.setattr(_state, "_BUSY_MS", 100)
+    holder = sqlite3.connect(home / STATE_DIR / DB_NAME, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(HistoryError, match="is busy: another process has held it") as info:
+            Home(home).forget(1)
+        assert info.value.kind == "state"
+        assert "move it aside" not in str(info.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        _state._open.clear()
+
+
+def test_a_damaged_database_is_one_line_from_the_cli(home: Path) -> None:
+    from test_cli import assert_one_line_error
+    from test_cli import run as cli
+
+    for k in range(30):
+        run(home, action="add", text=f"note {k} " + "x" * 200)
+    from toolnexus.agents import _state
+
+    _state._open.clear()
+    path = home / STATE_DIR / DB_NAME
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    data[4096:] = b"\xa5" * (len(data) - 4096)  # the header stays; every other page is junk
+    path.write_bytes(bytes(data))
+    for args in (("log",), ("undo",), ("forget", "1"), ("compact", "--keep-days", "1")):
+        assert_one_line_error(cli("memory", home, *args), 1, "state.db: is damaged")
+
+
+def test_out_of_range_numbers_are_plain_answers(home: Path) -> None:
+    run(home, action="add", text="x")
+    with pytest.raises(HistoryError, match="no change 99999999999999999999 in the history"):
+        Home(home).undo(99999999999999999999)
+    assert Home(home).compact(keep_days=10**9).startswith("removed 0 changes")
+
+
+def test_log_records_an_outside_edit_to_a_read_only_file(home: Path) -> None:
+    run(home, action="add", text="x")
+    (home / "MEMORY.md").write_text("- edited by hand\n", encoding="utf-8")
+    (home / "MEMORY.md").chmod(0o444)
+    assert records(home)[-1]["after"] == "- edited by hand\n"

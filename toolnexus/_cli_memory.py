@@ -58,6 +58,8 @@ def check_args(args: argparse.Namespace) -> None:
                 f"memory {action}: {args.text!r} is not the ID of a change (a number from "
                 "memory log)"
             ) from None
+    if action == "undo" and args.text is not None and args.user:
+        raise UsageError("memory undo ID undoes that change in its own file: drop --user")
     if action == "compact" and args.keep_days is None:
         raise UsageError("memory compact needs --keep-days N")
     for option, value in (("--limit", args.limit), ("--keep-days", args.keep_days)):

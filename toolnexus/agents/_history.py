@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Literal
 
-from ._memfile import parse_memory
+from ._memfile import nfc, parse_memory
 from ._state import State
 
 __all__ = [
@@ -281,63 +281,79 @@ def _rows(
         yield row
 
 
-def forget(state: State, id: int) -> tuple[Row, list[int]] | None:
+def forget(state: State, id: int) -> tuple[Row, list[int], int] | None:
     """Blank one record's texts and every kept file version that holds them.
 
-    Returns the record as it was and the ids of other records whose texts still
-    hold one of the forgotten texts (for the caller to name); None for no such record.
+    What is forgotten: an entry change's entry texts; for a whole-file change
+    (an outside edit, a restore), the lines it added or removed. Returns the
+    record as it was, the ids of other records whose texts still hold one of
+    them (for the caller to name), and how many kept versions were dropped;
+    None for no such record.
     """
     row = find(state, id)
     if row is None:
         return None
-    texts = [t for t in (row.change.before, row.change.after) if t]
+    c = row.change
+    if row.shape == "file":
+        texts = _changed_lines(c.before or "", c.after or "")
+    else:
+        texts = [t for t in (c.before, c.after) if t]
     with state.transaction() as conn:
         conn.execute(
             "UPDATE memory_changes SET before = NULL, after = NULL, redacted = 1, "
             "source = CASE WHEN redacted THEN source ELSE source || ' ' || ? END WHERE id = ?",
             (REDACTED, id),
         )
-        doomed = set()
-        if row.shape == "file":
-            doomed.add(row.digest)
-            prev = conn.execute(
-                "SELECT digest FROM memory_changes WHERE target = ? AND id < ? "
-                "ORDER BY id DESC LIMIT 1",
-                (row.change.target, id),
-            ).fetchone()
-            if prev is not None:
-                doomed.add(prev[0])
-        else:
-            for dig, body in conn.execute("SELECT digest, body FROM memory_states").fetchall():
-                if _holds(zlib.decompress(body), texts):
-                    doomed.add(dig)
-        conn.executemany("DELETE FROM memory_states WHERE digest = ?", [(d,) for d in doomed])
-        others = []
-        if row.shape != "file" and texts:
+        doomed = {row.digest} if row.shape == "file" and c.after is not None else set()
+        for dig, body in conn.execute("SELECT digest, body FROM memory_states").fetchall():
+            if _holds(zlib.decompress(body).decode("utf-8", errors="replace"), texts):
+                doomed.add(dig)
+        dropped = 0
+        for dig in doomed:
+            dropped += conn.execute("DELETE FROM memory_states WHERE digest = ?", (dig,)).rowcount
+        others = [
+            int(other)
             for other, before, after in conn.execute(
                 "SELECT id, before, after FROM memory_changes WHERE target = ? AND id != ?",
-                (row.change.target, id),
-            ).fetchall():
-                if any(t in (before or "") or t in (after or "") for t in texts):
-                    others.append(int(other))
+                (c.target, id),
+            ).fetchall()
+            if _holds(before or "", texts) or _holds(after or "", texts)
+        ]
     state.checkpoint()
-    return row, others
+    return row, others, dropped
 
 
-def _holds(data: bytes, texts: Sequence[str]) -> bool:
-    """Whether a kept file version holds one of `texts` (as an entry's text or raw)."""
-    text = data.decode("utf-8", errors="replace")
+def _changed_lines(before: str, after: str) -> list[str]:
+    """The lines one whole-file change added or removed, without list markers or indent."""
+    old, new = set(before.splitlines()), set(after.splitlines())
+    out = []
+    for line in sorted(old ^ new):
+        text = line.strip()
+        text = text[2:].strip() if text.startswith("- ") else text
+        if text and text != "-":
+            out.append(text)
+    return out
+
+
+def _holds(text: str, texts: Sequence[str]) -> bool:
+    """Whether `text` (a file version, or a record's text) holds one of `texts`: raw, or in
+    one of its entries (whose continuation lines are indented in the file)."""
+    if not texts or not text:
+        return False
     if any(t in text for t in texts):
         return True
-    entries = parse_memory(text).entries
-    return any(t in e for t in texts for e in entries)
+    entries = [nfc(e) for e in parse_memory(text).entries]
+    return any(nfc(t) in e for t in texts for e in entries)
 
 
 def compact(state: State, keep_days: int) -> tuple[int, int]:
     """Drop records older than `keep_days` days (each file's latest always stays) and the
     file versions no remaining record left; (records removed, records kept)."""
-    then = datetime.now(timezone.utc) - timedelta(days=keep_days)
-    cutoff = then.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    try:
+        then = datetime.now(timezone.utc) - timedelta(days=keep_days)
+        cutoff = then.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    except OverflowError:  # before the calendar starts: nothing is that old
+        cutoff = ""
     with state.transaction() as conn:
         removed = conn.execute(
             "DELETE FROM memory_changes WHERE time < ? AND id NOT IN "

@@ -89,25 +89,43 @@ class State:
     a read-then-write.
     """
 
-    __slots__ = ("_lock", "conn", "ident", "path")
+    __slots__ = ("_conn", "_lock", "ident", "path")
 
     def __init__(self, path: Path, conn: sqlite3.Connection, ident: tuple[int, int]) -> None:
         self.path = path
-        self.conn = conn
+        self._conn: sqlite3.Connection | None = conn
         self.ident = ident
         self._lock = threading.RLock()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The connection, opened again if a fork closed it (call under the lock)."""
+        if self._conn is None:
+            self._conn = _configure(_connect_raw(self.path), self.path)
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection (it reopens on next use)."""
+        with self._lock:
+            if self._conn is not None:
+                with suppress(sqlite3.Error):
+                    self._conn.close()
+                self._conn = None
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """Run a block in one immediate transaction: committed on success, else rolled back."""
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self.conn
+                yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    with suppress(sqlite3.Error):  # the first error is the one to report
+                        conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -159,8 +177,7 @@ def open_state(home: Path, *, create: bool) -> State | None:
 def _close(key: tuple[int, str]) -> None:
     state = _open.pop(key, None)
     if state is not None:
-        with suppress(sqlite3.Error):
-            state.conn.close()
+        state.close()
 
 
 def _fail(path: Path, why: str) -> HistoryError:
@@ -217,26 +234,51 @@ def _make_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _connect(db: Path) -> State:
+def _connect_raw(db: Path) -> sqlite3.Connection:
     try:
-        conn = sqlite3.connect(
+        return sqlite3.connect(
             db, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
         )
     except sqlite3.Error as exc:
         raise _fail(db, f"cannot be opened: {exc}") from None
+
+
+def _configure(conn: sqlite3.Connection, db: Path) -> sqlite3.Connection:
+    """Set the connection's pragmas (closing it and raising HistoryError on failure)."""
     try:
         conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")
         conn.execute("PRAGMA journal_size_limit = 1048576")  # a checkpointed log shrinks back
+    except sqlite3.Error as exc:
+        conn.close()
+        raise unusable(db, exc) from None
+    return conn
+
+
+def unusable(db: Path, exc: sqlite3.Error) -> HistoryError:
+    """The error for a database SQLite refused: busy, read-only, or damaged, each as such."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        why = "is busy: another process has held it too long; try again"
+    elif "readonly" in text or "read-only" in text or "unable to open" in text:
+        why = f"cannot be written ({text}): check the permissions of {db.parent}"
+    elif "not a database" in text or "malformed" in text or "corrupt" in text:
+        why = f"is damaged ({text}); move it aside to start a new history"
+    else:
+        why = f"cannot be used ({text})"
+    return _fail(db, why)
+
+
+def _connect(db: Path) -> State:
+    conn = _configure(_connect_raw(db), db)
+    try:
         _migrate(conn, db)
         st = os.stat(db)
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
         conn.close()
-        raise _fail(
-            db, f"is not a usable database ({exc}); move it aside to start a new history"
-        ) from None
+        raise unusable(db, exc) from None
     except BaseException:
         conn.close()
         raise
@@ -281,6 +323,36 @@ def _migrate(conn: sqlite3.Connection, db: Path) -> None:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+
+def _before_fork() -> None:
+    """Close every connection before a fork: SQLite's state must not cross it."""
+    _open_lock.acquire()
+    for state in _open.values():
+        state._lock.acquire()
+        state.close()
+
+
+def _after_fork_in_parent() -> None:
+    for state in _open.values():
+        state._lock.release()
+    _open_lock.release()
+
+
+def _after_fork_in_child() -> None:
+    global _open_lock
+    _open_lock = threading.Lock()
+    for state in _open.values():
+        state._lock = threading.RLock()
+    _open.clear()  # keyed by the parent's pid: never used here
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )
 
 
 def _statements(script: str) -> Iterator[str]:

@@ -288,13 +288,13 @@ def update(
     """
     base = _read(folder, name, shown, cap)
     try:
-        st = base.st
-        if st is not None and not st.st_mode & 0o222:
-            mode = stat.S_IMODE(st.st_mode)
-            raise ReadOnlyFile(errno.EACCES, f"read-only (mode {mode:04o})", shown)
         new = apply(base.data)
         if new is None or new == base.data:
             return None
+        st = base.st
+        if st is not None and not st.st_mode & 0o222:  # refused only when there is a change
+            mode = stat.S_IMODE(st.st_mode)
+            raise ReadOnlyFile(errno.EACCES, f"read-only (mode {mode:04o})", shown)
         _sweep(folder, name, lock.key)
         tmp = temp_name(name)
         for _ in range(SWAP_TRIES):

@@ -11,8 +11,12 @@ never part of the soul.
 
 from __future__ import annotations
 
+import functools
 import os
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from ..errors import ArgumentError, HistoryError, MemoryEditError
 from ..tools import call_context
@@ -22,10 +26,26 @@ from ._history import Change, Pending, Row
 from ._identity import Target
 from ._memedit import LOADS, Op, Plan, quote
 from ._memfile import MemoryDocument, nfc, parse_memory
-from ._state import DB_NAME, State, open_state, state_dir
+from ._state import DB_NAME, State, open_state, state_dir, unusable
 from .memory import MemoryStore, Outcome, _resolve_limits
 
 __all__ = ["Change", "History"]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guarded(method: F) -> F:
+    """Report a database SQLite refuses (busy, damaged, read-only) as a HistoryError."""
+
+    @functools.wraps(method)
+    def guarded(self: History, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise unusable(state_dir(self.dir) / DB_NAME, exc) from None
+
+    return cast(F, guarded)
 
 
 class History:
@@ -43,6 +63,7 @@ class History:
 
     # -- reading -------------------------------------------------------------------
 
+    @_guarded
     def log(
         self, target: Target | None = "self", *, limit: int | None = None, grep: str | None = None
     ) -> list[Change]:
@@ -82,6 +103,7 @@ class History:
 
     # -- writing -------------------------------------------------------------------
 
+    @_guarded
     def undo(self, id: int | None = None, *, target: Target = "self") -> str:
         """Revert change `id` (default: the latest change of `target`'s file) by applying its
         inverse as a new change, recorded as `undo`; returns what was done.
@@ -102,12 +124,22 @@ class History:
         else:
             row = self._row(state, id)
         store = self._store(row.change.target)
+        chosen = row
 
         def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
-            return _undo(row, doc, data, store, _history.state_before(state, row))
+            if id is None:  # still the latest, now that the file is locked?
+                now = _history.latest(state, chosen.change.target)
+                if now is None or now.change.id != chosen.change.id:
+                    raise HistoryError(
+                        f"{store.name} changed while undo was starting (change "
+                        f"{now.change.id if now else '?'} is the latest now); run undo again",
+                        kind="conflict",
+                    )
+            return _undo(chosen, doc, data, store, _history.state_before(state, chosen))
 
         return store._write(change, source=self._source(f"undo={row.change.id}"))
 
+    @_guarded
     def restore(self, id: int) -> str:
         """Put the file back exactly as it was right after change `id`, recorded as `restore`.
 
@@ -148,6 +180,7 @@ class History:
 
         return store._write(change, source=self._source(f"restore={id}"))
 
+    @_guarded
     def compact(self, *, keep_days: int) -> str:
         """Drop changes older than `keep_days` days (each file's latest one always stays).
 
@@ -168,6 +201,7 @@ class History:
             f"days; {kept} kept. {DB_NAME}: {_kb(size)} -> {_kb(_size(state))}."
         )
 
+    @_guarded
     def forget(self, id: int) -> str:
         """Blank change `id`'s texts for good (a secret written by mistake), and every kept
         version of the file that holds them; the record stays, marked redacted.
@@ -179,11 +213,17 @@ class History:
         self._row(state, id)
         done = _history.forget(state, id)
         assert done is not None  # found just above; records are never deleted meanwhile
-        _, others = done
+        _, others, dropped = done
+        versions = (
+            f"the {dropped} kept version{'s' if dropped != 1 else ''} of the file that held "
+            f"them {'are' if dropped != 1 else 'is'} gone too (restore cannot return to "
+            f"{'them' if dropped != 1 else 'it'})"
+            if dropped
+            else "no kept version of the file held them"
+        )
         message = (
-            f"forgot change {id}: its texts are blanked (overwritten on disk) and no "
-            "kept version of the file holds them; the record keeps its id, time, target "
-            "and action."
+            f"forgot change {id}: its texts are blanked (overwritten on disk) and {versions}; "
+            "the record keeps its id, time, target and action."
         )
         if others:
             listed = ", ".join(str(o) for o in others)
@@ -210,7 +250,7 @@ class History:
     def _row(self, state: State, id: int) -> Row:
         if isinstance(id, bool) or not isinstance(id, int):
             raise TypeError(f"id: must be an int, not {type(id).__name__}")
-        row = _history.find(state, id)
+        row = _history.find(state, id) if 0 < id < 2**63 else None
         if row is None:
             raise HistoryError(f"no change {id} in the history", kind="not_found")
         return row

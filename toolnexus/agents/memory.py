@@ -247,7 +247,6 @@ class MemoryStore:
         outcome: list[tuple[bytes | None, bytes | None, str, tuple[Pending, ...]]] = []
 
         def apply(data: bytes | None) -> bytes | None:
-            nonlocal state
             if state is not None:
                 _history.sync(state, self.target, data)  # someone else's version goes first
             text = ""
@@ -262,25 +261,23 @@ class MemoryStore:
                     ) from None
             new, message, pending = change(parse_memory(text), data)
             outcome[:] = [(data, new, message, pending)]
-            if state is None and new is not None and new != data:
-                # The first write in this home: the state is made now, before the write,
-                # so a home where it cannot be kept refuses with nothing written.
-                state = open_state(self.dir, create=True)
-                assert state is not None
-                _history.sync(state, self.target, data)
             return new
 
         recorded: list[str] = []
 
         def record() -> None:
             # The new bytes are in place: record them at once (before the folder sync).
+            nonlocal state
             base, new, _, pending = outcome[-1]
             if new is None or new == base or not pending:
                 return
             try:
-                assert state is not None  # opened by `apply` before the write
+                if state is None:  # the first write that lands makes the history
+                    state = open_state(self.dir, create=True)
+                    assert state is not None
+                    _history.sync(state, self.target, base)  # the file as found goes first
                 _history.record(state, self.target, pending, new, source)
-            except sqlite3.Error as exc:  # the file is written: the next write records it
+            except (sqlite3.Error, HistoryError) as exc:  # written: the next write records it
                 recorded.append(
                     f"(not recorded in the history yet: {exc}; the next write records it "
                     "as an outside edit)"
