@@ -131,3 +131,62 @@ def test_soul_watch_says_when_the_home_recovers(home: Path) -> None:
         lines.thread.join(timeout=TIMEOUT)
         assert proc.stdout is not None
         proc.stdout.close()
+
+
+# -- `--`, abbreviations, Ctrl-C -----------------------------------------------------------
+
+
+def test_after_a_double_dash_every_word_is_text(home: Path) -> None:
+    result = run("memory", home, "add", "--user", "--", "-v is verbose")
+    assert result.returncode == 0, result.stderr
+    assert (home / "USER.md").read_text(encoding="utf-8") == "# User\n\n- -v is verbose\n"
+    result = run("memory", "--user", "--", str(home), "show")
+    assert result.stdout == "# User\n\n- -v is verbose\n"
+    result = run("soul", "--", str(home))
+    assert result.returncode == 0, result.stderr
+
+
+def test_options_cannot_be_abbreviated(home: Path) -> None:
+    assert_one_line_error(
+        run("memory", home, "replace", "x", "--wi", "y"), 2, "unrecognized arguments"
+    )
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_waiting_is_one_line_and_exit_130(home: Path) -> None:
+    import fcntl
+    import os
+    import signal
+    import time
+
+    fd = os.open(home / ".MEMORY.md.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another writer holds the file
+    try:
+        proc = subprocess.Popen(
+            [str(SCRIPT), "memory", str(home), "add", "waits"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.5)  # started, and waiting for the lock
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    assert proc.returncode == 130
+    assert err == "toolnexus memory: interrupted\n"
+    assert "waits" not in (home / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_both_replace_styles_from_the_shell(home: Path) -> None:
+    weekly = "Weekly update goes out on Fridays at 4pm"
+    expected = "# Memory\n\n- Weekly update goes out on Mondays at 9am\n"
+    for text, with_ in (
+        ("Fridays at 4pm", "Mondays at 9am"),  # the seed's call: the part that changes
+        ("Weekly update", "Weekly update goes out on Mondays at 9am"),  # a whole new entry
+    ):
+        (home / "MEMORY.md").write_text(f"# Memory\n\n- {weekly}\n", encoding="utf-8")
+        result = run("memory", home, "replace", text, "--with", with_)
+        assert result.returncode == 0, result.stderr
+        assert (home / "MEMORY.md").read_text(encoding="utf-8") == expected

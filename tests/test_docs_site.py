@@ -116,3 +116,19 @@ def test_no_local_paths(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     for leak in (str(ROOT), "/home/", "/root/", "/Users/", "C:\\"):
         assert leak not in text, leak
+
+
+PYTHON_BLOCK = re.compile(r"^```(python|\{\.python[^}]*\})\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+@pytest.mark.parametrize("page", PAGE_PARAMS)
+def test_examples_run_as_plain_scripts(page: Path) -> None:
+    """No top-level `await`: every example runs as a script would (the sync forms,
+    or `asyncio.run`), not only in a runner that allows awaiting outside a function."""
+    for info, code in PYTHON_BLOCK.findall(page.read_text(encoding="utf-8")):
+        if "notest" in info:
+            continue
+        try:
+            compile(code, str(page), "exec")
+        except SyntaxError as exc:
+            raise AssertionError(f"{page.name}: {exc.msg} in:\n{code[:300]}") from None

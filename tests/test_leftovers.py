@@ -18,7 +18,13 @@ def test_a_run_of_the_suite_leaves_the_temp_folder_as_it_found_it(tmp_path: Path
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
     # Tests that write homes, spawn writers and run docs examples with mkdtemp().
-    chosen = ["tests/test_history.py", "tests/test_sync.py", "docs/history.md", "docs/cli.md"]
+    chosen = [
+        "tests/test_history.py",
+        "tests/test_sync.py",
+        "tests/test_readme.py",  # runs the README's example in a process of its own
+        "docs/history.md",
+        "docs/cli.md",
+    ]
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *chosen],
         cwd=ROOT,

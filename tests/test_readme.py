@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -30,10 +31,11 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert f"{tests} 2>&1 | tee" in ci
 
 
-def test_readme_python_runs() -> None:
+def test_readme_python_runs(tmp_path: Path) -> None:
     (code,) = fences("python")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # its mkdtemp() lands in pytest's folder
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False, env=env
     )
     assert result.returncode == 0, result.stderr
     assert "loads next session" in result.stdout

@@ -80,3 +80,35 @@ def test_a_forked_child_gets_its_own_loop() -> None:
     _, status = os.waitpid(pid, 0)
     assert os.read(read, 2) == b"ok"
     assert status == 0
+
+
+@define_tool
+async def outer_async() -> str:
+    """Call another tool the sync way from inside an async handler."""
+    return "outer:" + where.execute_sync({}).output.split()[0]
+
+
+@define_tool
+def outer_sync() -> str:
+    """Call another tool the sync way from inside a sync handler (a worker thread)."""
+    return "outer:" + inner_sync.execute_sync({}).output
+
+
+@define_tool
+def inner_sync() -> str:
+    """A sync handler: it needs a worker thread of its own."""
+    return "inner"
+
+
+def test_a_sync_call_inside_a_sync_call_does_not_wait_for_itself() -> None:
+    # On the background loop's own thread: the nested call runs on a loop of its own.
+    assert outer_async.execute_sync({}).output == "outer:toolnexus-sync-nested"
+
+
+def test_many_nested_sync_calls_at_once_do_not_exhaust_the_workers() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    # More callers than the loop has worker threads, each waiting on a nested call.
+    with ThreadPoolExecutor(max_workers=40) as pool:
+        results = list(pool.map(lambda _: outer_sync.execute_sync({}).output, range(40)))
+    assert results == ["outer:inner"] * 40

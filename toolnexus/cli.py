@@ -23,6 +23,7 @@ __all__ = ["main"]
 
 PROG = "toolnexus"
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 class UsageError(Exception):
@@ -48,11 +49,28 @@ class _Parser(argparse.ArgumentParser):
     ) -> tuple[argparse.Namespace, list[str]]:
         if not self.intermixed or self._parsing:
             return super().parse_known_args(args, namespace)
+        # After `--` every word is a positional, even one that starts with a dash. The
+        # intermixed parse does not keep that rule everywhere, so those words go in as
+        # placeholders that cannot look like options, and come back after.
+        words = list(sys.argv[1:] if args is None else args)
+        held: dict[str, str] = {}
+        if "--" in words:
+            cut = words.index("--")
+            tail = words[cut + 1 :]
+            for k, word in enumerate(tail):
+                if word.startswith("-"):
+                    held[f"\x00{k}\x00"] = word
+                    tail[k] = f"\x00{k}\x00"
+            words = words[:cut] + tail
         self._parsing = True  # the intermixed parse calls back into this method
         try:
-            return self.parse_known_intermixed_args(args, namespace)
+            parsed, extra = self.parse_known_intermixed_args(words, namespace)
         finally:
             self._parsing = False
+        for name, value in vars(parsed).items():
+            if isinstance(value, str) and value in held:
+                setattr(parsed, name, held[value])
+        return parsed, [held.get(word, word) for word in extra]
 
 
 def _home_dir(value: str) -> Path:
@@ -343,6 +361,7 @@ def _verb(
 ) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
         name,
+        allow_abbrev=False,  # `--wi` is not `--with`: scripts stay unambiguous
         help=help,
         description=help,
         epilog=f"example:\n  {example}",
@@ -357,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The whole command line, verb by verb."""
     parser = _Parser(
         prog=PROG,
+        allow_abbrev=False,
         description="Long-lived AI-agent personas that live in a directory.",
         epilog=f"example:\n  {PROG} init my-persona && {PROG} soul my-persona",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -459,4 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"{where}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return EXIT_FAIL
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT
+        print(f"{where}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return code
