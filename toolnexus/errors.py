@@ -62,6 +62,12 @@ FileRefusal = Literal[
 FILE_REFUSALS: tuple[FileRefusal, ...] = get_args(FileRefusal)
 
 
+def _one_of(field: str, value: str, allowed: tuple[str, ...]) -> None:
+    """Refuse a `kind` / `reason` outside its documented set (a bug in the raiser)."""
+    if value not in allowed:
+        raise ValueError(f"{field}: {value!r} is not one of {', '.join(allowed)}")
+
+
 class ToolnexusError(Exception):
     """Root of every exception toolnexus raises on purpose."""
 
@@ -105,8 +111,7 @@ class MemoryEditError(ToolError):
     kind: MemoryEditKind
 
     def __init__(self, message: str, *, kind: MemoryEditKind) -> None:
-        if kind not in MEMORY_EDIT_KINDS:
-            raise ValueError(f"kind: {kind!r} is not one of {', '.join(MEMORY_EDIT_KINDS)}")
+        _one_of("kind", kind, MEMORY_EDIT_KINDS)
         self.kind = kind
         super().__init__(message)
 
@@ -136,8 +141,7 @@ class HomeFileError(HomeError):
     reason: FileRefusal
 
     def __init__(self, message: str, *, path: str, reason: FileRefusal) -> None:
-        if reason not in FILE_REFUSALS:
-            raise ValueError(f"reason: {reason!r} is not one of {', '.join(FILE_REFUSALS)}")
+        _one_of("reason", reason, FILE_REFUSALS)
         self.path = path
         self.reason = reason
         super().__init__(message)
@@ -155,8 +159,7 @@ class HistoryError(ToolnexusError):
     kind: HistoryKind
 
     def __init__(self, message: str, *, kind: HistoryKind) -> None:
-        if kind not in HISTORY_KINDS:
-            raise ValueError(f"kind: {kind!r} is not one of {', '.join(HISTORY_KINDS)}")
+        _one_of("kind", kind, HISTORY_KINDS)
         self.kind = kind
         super().__init__(message)
 
