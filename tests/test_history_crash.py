@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import subprocess
 import sys
@@ -11,38 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from test_memory_concurrency import spawn_writer, writer_env
 
 from toolnexus.agents import Home
 from toolnexus.agents._history import state_bytes
 from toolnexus.agents._state import open_state
 from toolnexus.agents.memory import parse_memory
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _env() -> dict[str, str]:
-    return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-
-
-# Writers that wait for "go", then each add `count` entries and print each acknowledged one.
-WRITER = textwrap.dedent(
-    """
-    import sys
-    from pathlib import Path
-    from toolnexus.agents.memory import MemoryStore
-
-    home, prefix, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-    store = MemoryStore(home, "self", limit=10_000_000)
-    print("ready", flush=True)
-    sys.stdin.readline()
-    for k in range(count):
-        store.add(f"{prefix}-{k}")
-        print(f"{prefix}-{k}", flush=True)
-    """
-)
 
 
 @pytest.mark.slow
@@ -50,19 +23,7 @@ def test_eight_processes_writing_at_once_make_exactly_one_record_per_write(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "MEMORY.md").write_text("# Shared notes\n", encoding="utf-8")
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path), f"w{i}", "25"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=_env(),
-        )
-        for i in range(8)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == "ready\n"
+    procs = [spawn_writer(tmp_path, f"w{i}", 25, fsync=True) for i in range(8)]
     for proc in procs:
         assert proc.stdin is not None
         proc.stdin.write("go\n")
@@ -136,7 +97,7 @@ def test_writers_killed_at_random_moments_lose_nothing_acknowledged(tmp_path: Pa
         [sys.executable, "-c", ZYGOTE, str(home), str(acks), "220", str(seed)],
         capture_output=True,
         text=True,
-        env=_env(),
+        env=writer_env(),
         timeout=600,
         check=False,
     )

@@ -43,11 +43,16 @@ WRITER = textwrap.dedent(
 )
 
 
-def spawn_writer(folder: Path, prefix: str, count: int, *, fsync: bool) -> subprocess.Popen[str]:
-    env = {
+def writer_env() -> dict[str, str]:
+    """The environment of a writer process: this checkout's package first on the path."""
+    return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
+
+
+def spawn_writer(folder: Path, prefix: str, count: int, *, fsync: bool) -> subprocess.Popen[str]:
+    env = writer_env()
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(folder), prefix, str(count), "1" if fsync else "0"],
         stdin=subprocess.PIPE,
