@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -291,12 +292,15 @@ class _Lines:
         raise AssertionError(f"{needle!r} never came; saw:\n{''.join(seen)}")
 
 
-@pytest.fixture
-def watcher(home: Path) -> Iterator[tuple[subprocess.Popen[str], _Lines]]:
+@contextlib.contextmanager
+def watching(
+    home: Path, *, stderr: int = subprocess.PIPE
+) -> Iterator[tuple[subprocess.Popen[str], _Lines]]:
+    """`toolnexus soul HOME --watch` running, with a reader of its stdout; killed after."""
     proc = subprocess.Popen(
         [str(SCRIPT), "soul", str(home), "--watch"],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
     )
     lines = _Lines(proc)
@@ -310,6 +314,12 @@ def watcher(home: Path) -> Iterator[tuple[subprocess.Popen[str], _Lines]]:
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+@pytest.fixture
+def watcher(home: Path) -> Iterator[tuple[subprocess.Popen[str], _Lines]]:
+    with watching(home) as running:
+        yield running
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import SCRIPT, TIMEOUT, _Lines, assert_one_line_error, run
+from test_cli import SCRIPT, TIMEOUT, assert_one_line_error, run, watching
 
 from toolnexus.cli import build_parser
 
@@ -109,14 +109,7 @@ def test_check_counts_in_plain_english(home: Path) -> None:
 
 @pytest.mark.slow
 def test_soul_watch_says_when_the_home_recovers(home: Path) -> None:
-    proc = subprocess.Popen(
-        [str(SCRIPT), "soul", str(home), "--watch"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines = _Lines(proc)
-    try:
+    with watching(home, stderr=subprocess.STDOUT) as (_, lines):  # errors come in order
         lines.until("You are Mira.")
         identity = home / "IDENTITY.md"
         good = identity.read_text(encoding="utf-8")
@@ -125,12 +118,6 @@ def test_soul_watch_says_when_the_home_recovers(home: Path) -> None:
         identity.write_text(good, encoding="utf-8")
         recovered = lines.until("recovered")
         assert "toolnexus soul: recovered: the home composes again (sha256:" in recovered
-    finally:
-        proc.kill()
-        proc.wait(timeout=TIMEOUT)
-        lines.thread.join(timeout=TIMEOUT)
-        assert proc.stdout is not None
-        proc.stdout.close()
 
 
 # -- `--`, abbreviations, Ctrl-C -----------------------------------------------------------
