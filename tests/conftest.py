@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.rmdir(root)
     except OSError:  # not empty (another run is going on), or already gone
         pass
+
+
+@pytest.fixture
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """Call it when the count should start: every later real scan is appended to the list."""
+    from toolnexus.agents import _memo
+
+    def start() -> list[str]:
+        scanned: list[str] = []
+        scan = _memo.scan_text
+
+        def counting(text: str) -> tuple[str, ...]:
+            scanned.append(text)
+            return scan(text)
+
+        monkeypatch.setattr(_memo, "scan_text", counting)
+        return scanned
+
+    return start

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,16 +116,9 @@ def test_a_link_pointed_elsewhere_is_seen(home: Path) -> None:
 
 
 def test_a_memory_write_scans_only_the_new_entry(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, count_scans: Callable[[], list[str]]
 ) -> None:
-    scanned: list[str] = []
-    scan = _memo.scan_text
-
-    def counting(text: str) -> tuple[str, ...]:
-        scanned.append(text)
-        return scan(text)
-
-    monkeypatch.setattr(_memo, "scan_text", counting)
+    scanned = count_scans()
     _memo.clear_memos()
     compose_soul(home)
     assert scanned == ["# Notes\n\n", "likes tea"]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import _memo, compose_soul
+from toolnexus.agents import compose_soul
 from toolnexus.agents.soul import Soul
 from toolnexus.cli import main
 
@@ -177,19 +178,14 @@ def test_user_md_comes_first_and_each_file_in_line_order(tmp_path: Path) -> None
     assert compose_soul(home, strict=False).warnings == soul.warnings
 
 
-def test_a_write_scans_only_the_new_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_scans_only_the_new_text(
+    tmp_path: Path, count_scans: Callable[[], list[str]]
+) -> None:
     home = home_with(
         tmp_path, f"# Projects\n\nThe rewrite ships in March.\n\n{INJECTION}\n\n- Sam.\n"
     )
     compose_soul(home)
-    scanned: list[str] = []
-    scan = _memo.scan_text
-
-    def counting(text: str) -> tuple[str, ...]:
-        scanned.append(text)
-        return scan(text)
-
-    monkeypatch.setattr(_memo, "scan_text", counting)
+    scanned = count_scans()
     with (home / "MEMORY.md").open("a", encoding="utf-8") as fh:
         fh.write("- Kim.\n")
     soul = compose_soul(home)
