@@ -35,11 +35,14 @@ __all__ = [
     "Row",
     "compact",
     "digest",
+    "file_text",
     "find",
     "forget",
     "history",
     "last_digest",
+    "latest",
     "record",
+    "state_before",
     "state_bytes",
     "sync",
 ]
@@ -98,7 +101,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _text(data: bytes | None) -> str | None:
+def file_text(data: bytes | None) -> str | None:
     """A file's bytes as a record shows them (None: no file, or not UTF-8 text)."""
     if data is None:
         return None
@@ -187,8 +190,8 @@ def sync(
             kept = conn.execute(
                 "SELECT body FROM memory_states WHERE digest = ?", (prev[0],)
             ).fetchone()
-            before = _text(zlib.decompress(kept[0])) if kept is not None else None
-        after = None if size is not None else _text(data)
+            before = file_text(zlib.decompress(kept[0])) if kept is not None else None
+        after = None if size is not None else file_text(data)
         source = "outside"
         if size is not None or (data is not None and after is None):
             shown = size if size is not None else len(data or b"")

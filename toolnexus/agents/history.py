@@ -171,7 +171,7 @@ class History:
                     (),
                 )
             now = parse_memory(kept.decode("utf-8"))
-            pending = Pending("restore", _history._text(data), kept.decode("utf-8"), "file")
+            pending = Pending("restore", _history.file_text(data), kept.decode("utf-8"), "file")
             message = (
                 f"restored {store.name} to how it was after change {id} "
                 f"({row.change.time}). {LOADS} {store.usage(now)}"
@@ -284,10 +284,11 @@ def _undo(
     """
     c = row.change
     name = store.name
+    unchanged = _history.digest(data) == row.digest
     if row.redacted:
         raise HistoryError(f"change {c.id} was forgotten: nothing left to undo", kind="unavailable")
     if row.shape == "file":
-        if _history.digest(data) != row.digest:
+        if not unchanged:
             raise HistoryError(
                 f"cannot undo change {c.id} ({c.action}): {name} has changed since; see "
                 f"memory log, or restore an earlier change",
@@ -298,12 +299,8 @@ def _undo(
                 f"cannot undo change {c.id} ({c.action}): the file before it is not kept",
                 kind="unavailable",
             )
-        new = c.before.encode("utf-8")
-        message = (
-            f"undid change {c.id} ({c.action}): {name} is back as it was before it. {LOADS} "
-            f"{store.usage(parse_memory(c.before))}"
-        )
-        return new, message, (Pending("undo", c.after, c.before, "file"),)
+        back = c.before.encode("utf-8")
+        return back, _back_as_before(c, back, store), (Pending("undo", c.after, c.before, "file"),)
     present = {nfc(e) for e in doc.entries}
 
     def conflict(why: str) -> HistoryError:
@@ -315,20 +312,16 @@ def _undo(
         raise conflict(f"the entry {quote(c.after)} is no longer in {name} (changed since)")
     if c.before is not None and nfc(c.before) in present:
         raise conflict(f"the entry {quote(c.before)} is already in {name}")
-    if prior is not None and _history.digest(data) == row.digest:
-        now = parse_memory(prior.decode("utf-8"))
-        message = (
-            f"undid change {c.id} ({c.action}): {name} is back as it was before it. {LOADS} "
-            f"{store.usage(now)}"
-        )
-        return prior, message, (pending_undo(row),)
+    pending = _pending_undo(row)
+    if prior is not None and unchanged:
+        return prior, _back_as_before(c, prior, store), (pending,)
     if c.before is None:  # an add: remove it again
         assert c.after is not None
-        op, pending = Op("remove", c.after), Pending("undo", c.after, None)
+        op = Op("remove", c.after)
     elif c.after is None or row.shape == "merge":  # a remove (or a merge): add it back
-        op, pending = Op("add", c.before), Pending("undo", None, c.before)
+        op = Op("add", c.before)
     else:  # a replace: the entry reads as before again
-        op, pending = Op("replace", c.after, c.before), Pending("undo", c.after, c.before)
+        op = Op("replace", c.after, c.before)
     after, message, _ = Plan([op], name=name, limit=store.limit, batch=False).apply(doc)
     if after is None:  # pragma: no cover - the checks above rule this out
         return None, message, ()
@@ -336,7 +329,15 @@ def _undo(
     return after.render().encode("utf-8"), done, (pending,)
 
 
-def pending_undo(row: Row) -> Pending:
+def _back_as_before(c: Change, back: bytes, store: MemoryStore) -> str:
+    """The message of an undo that puts the whole file back as it was before change `c`."""
+    return (
+        f"undid change {c.id} ({c.action}): {store.name} is back as it was before it. {LOADS} "
+        f"{store.usage(parse_memory(back.decode('utf-8')))}"
+    )
+
+
+def _pending_undo(row: Row) -> Pending:
     """The record of undoing an entry change: its after becomes before, and back."""
     c = row.change
     if row.shape == "merge":  # the merged-away entry comes back; its twin stays
