@@ -102,7 +102,7 @@ def inner_sync() -> str:
 
 def test_a_sync_call_inside_a_sync_call_does_not_wait_for_itself() -> None:
     # On the background loop's own thread: the nested call runs on a loop of its own.
-    assert outer_async.execute_sync({}).output == "outer:toolnexus-sync-nested"
+    assert outer_async.execute_sync({}).output == "outer:toolnexus-sync-nested_0"
 
 
 def test_many_nested_sync_calls_at_once_do_not_exhaust_the_workers() -> None:

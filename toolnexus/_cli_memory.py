@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .agents._identity import Target
     from .agents.history import Change
 
-__all__ = ["ACTIONS", "check_args", "run"]
+__all__ = ["ACTIONS", "UsageError", "check_args", "run"]
 
 #: Every action of the memory verb.
 ACTIONS = ("show", "add", "replace", "remove", "log", "undo", "restore", "compact", "forget")
@@ -25,7 +25,7 @@ _NEEDS_ID = ("restore", "forget")
 
 
 class UsageError(Exception):
-    """A malformed memory command line (exit 2)."""
+    """The command line itself is malformed: printed as one line, exit code 2 (every verb)."""
 
 
 def check_args(args: argparse.Namespace) -> None:

@@ -20,6 +20,7 @@ import contextvars
 import os
 import threading
 from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["run_sync"]
@@ -52,21 +53,9 @@ async def _marked(coro: Coroutine[Any, Any, T]) -> T:
 
 def _run_apart(coro: Coroutine[Any, Any, T]) -> T:
     """Run `coro` on a fresh loop in a new thread and wait for it (a nested sync call)."""
-    box: dict[str, Any] = {}
     context = contextvars.copy_context()
-
-    def main() -> None:
-        try:
-            box["value"] = context.run(asyncio.run, _marked(coro))
-        except BaseException as exc:  # handed to the caller below
-            box["error"] = exc
-
-    thread = threading.Thread(target=main, name="toolnexus-sync-nested", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    with ThreadPoolExecutor(1, thread_name_prefix="toolnexus-sync-nested") as pool:
+        return pool.submit(context.run, asyncio.run, _marked(coro)).result()
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ._cli_memory import ACTIONS
+from ._cli_memory import ACTIONS, UsageError, check_args
 
 if TYPE_CHECKING:
     from .agents.soul import Soul
@@ -24,10 +24,6 @@ __all__ = ["main"]
 PROG = "toolnexus"
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-
-
-class UsageError(Exception):
-    """The command line itself is malformed: printed as one line, exit code 2."""
 
 
 class Refused(Exception):
@@ -445,18 +441,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_memory_args(args: argparse.Namespace) -> None:
-    if args.verb != "memory":
-        return
-    from ._cli_memory import UsageError as MemoryUsage
-    from ._cli_memory import check_args
-
-    try:
-        check_args(args)
-    except MemoryUsage as exc:
-        raise UsageError(str(exc)) from None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = build_parser()
@@ -465,7 +449,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     where = f"{PROG} {args.verb}"
     try:
-        _check_memory_args(args)
+        if args.verb == "memory":
+            check_args(args)  # what argparse cannot express
         code: int = args.handler(args)
     except UsageError as exc:
         print(f"{where}: error: {exc}", file=sys.stderr)
