@@ -98,7 +98,7 @@ def test_builtins_come_first_in_registry_order(
 
 
 def test_builtin_registry() -> None:
-    assert list(BUILTIN_TOOLS) == ["skill", "now"]
+    assert list(BUILTIN_TOOLS) == ["skill", "recall", "now"]
 
 
 def test_passed_tools_come_last_in_order(make_home: MakeHome) -> None:
@@ -125,7 +125,7 @@ def test_unknown_builtin_names_the_file_and_the_choices(make_home: MakeHome) -> 
         from_dir(home)
     assert str(info.value) == (
         f"{home / 'IDENTITY.md'}: key 'tools': unknown builtin tool 'web_search' "
-        "(builtins: now, skill)"
+        "(builtins: now, recall, skill)"
     )
 
 
@@ -135,7 +135,7 @@ def test_memory_is_not_a_builtin_and_the_error_says_why(make_home: MakeHome) -> 
         from_dir(home)
     assert str(info.value) == (
         f"{home / 'IDENTITY.md'}: key 'tools': unknown builtin tool 'memory' "
-        "(builtins: now, skill); the memory tool is wired by default: remove it from "
+        "(builtins: now, recall, skill); the memory tool is wired by default: remove it from "
         "`tools:` (`read_only: true` leaves it out)"
     )
 
@@ -377,8 +377,9 @@ async def test_a_skill_added_after_from_dir_is_listed_and_loadable(make_home: Ma
     result = session.messages[2]
     assert isinstance(result, ToolResultMessage)
     assert (result.is_error, result.output) == (False, "Steps for draft.")
-    # `uses` is what a session started now would offer; a running session keeps its tools.
-    assert agent.uses.names == ("skill", "memory")
+    # `uses` is what a session started now would offer; a running session keeps its tools
+    # (the session saved its conversation, so there is something to recall now).
+    assert agent.uses.names == ("skill", "recall", "memory")
     assert agent.uses.tools[0].input_schema["properties"]["name"]["enum"] == ["cite", "draft"]
     assert skill_enum(before) == ["cite"]
     assert "draft" not in before.system_prompt
@@ -467,8 +468,9 @@ async def test_a_session_follows_read_only_and_limits_set_since_from_dir(
 
     set_identity(home, "read_only: true\nmemory_limits: {self: 40}\n")
     third = agent.session()
-    assert [tool.name for tool in third.tools] == []
-    assert agent.uses.names == ()
+    # No memory tool; the recall tool, since the memory history has a change to find.
+    assert [tool.name for tool in third.tools] == ["recall"]
+    assert agent.uses.names == ("recall",)
     assert "memory" in [tool.name for tool in second.tools]  # a running session keeps it
 
 

@@ -10,6 +10,8 @@ ToolnexusError                  root: catch this to catch anything toolnexus rai
 │   └── HomeFileError           one file refused by the door: a link out, a FIFO, too big, …
 ├── HistoryError                a memory history action cannot apply (no such change, an
 │                               undo whose entry changed since, an unusable state database)
+├── ConversationError           a saved-conversation action cannot apply (no such session,
+│                               an import file that is not chat format, an unusable database)
 ├── ArgumentError (ValueError)  a function was given an argument value it cannot use
 └── AgentError                  an agent cannot be wired or a conversation cannot go on
     ├── ModelError              a model provider failed or answered nonsense
@@ -34,6 +36,7 @@ from typing import Literal, get_args
 __all__ = [
     "AgentError",
     "ArgumentError",
+    "ConversationError",
     "HistoryError",
     "HomeError",
     "HomeFileError",
@@ -54,6 +57,10 @@ MEMORY_EDIT_KINDS: tuple[MemoryEditKind, ...] = get_args(MemoryEditKind)
 #: Why a history action was refused; `HistoryError.kind` is always one of these.
 HistoryKind = Literal["not_found", "conflict", "unavailable", "state"]
 HISTORY_KINDS: tuple[HistoryKind, ...] = get_args(HistoryKind)
+
+#: Why a saved-conversation action was refused; `ConversationError.kind` is one of these.
+ConversationKind = Literal["not_found", "ambiguous", "invalid", "state"]
+CONVERSATION_KINDS: tuple[ConversationKind, ...] = get_args(ConversationKind)
 
 #: Why the door refused a home file; `HomeFileError.reason` is always one of these.
 FileRefusal = Literal[
@@ -162,6 +169,33 @@ class HistoryError(ToolnexusError):
         _one_of("kind", kind, HISTORY_KINDS)
         self.kind = kind
         super().__init__(message)
+
+
+class ConversationError(_ProblemList):
+    """A saved-conversation action that cannot apply; nothing was saved or removed.
+
+    `kind` says why: `"not_found"` (no saved session with that id), `"ambiguous"`
+    (a shortened id that fits several), `"invalid"` (an import that is not the
+    chat format; `problems` names each file, line and rule) or `"state"` (the
+    home's `.toolnexus/` state cannot be used).
+    """
+
+    kind: ConversationKind
+
+    def __init__(
+        self, message: str, *, kind: ConversationKind, problems: Iterable[str] = ()
+    ) -> None:
+        _one_of("kind", kind, CONVERSATION_KINDS)
+        self.kind = kind
+        super().__init__(message, problems=problems)
+
+    @classmethod
+    def of(cls, problems: Iterable[str], *, kind: ConversationKind) -> ConversationError:
+        """One error listing every problem (the problem itself when there is just one)."""
+        listed = tuple(problems)
+        if len(listed) == 1:
+            return cls(listed[0], kind=kind)
+        return cls(f"{len(listed)} problems", kind=kind, problems=listed)
 
 
 class ArgumentError(ToolnexusError, ValueError):

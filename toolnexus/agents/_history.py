@@ -322,6 +322,8 @@ def forget(state: State, id: int) -> tuple[Row, list[int], int] | None:
             ).fetchall()
             if _holds(before or "", texts) or _holds(after or "", texts)
         ]
+        # The search index drops a deleted text only when its segments merge: merge now.
+        conn.execute("INSERT INTO memory_changes_fts (memory_changes_fts) VALUES ('optimize')")
     state.checkpoint()
     return row, others, dropped
 
@@ -367,6 +369,7 @@ def compact(state: State, keep_days: int) -> tuple[int, int]:
             "DELETE FROM memory_states WHERE digest NOT IN (SELECT digest FROM memory_changes)"
         )
         kept = conn.execute("SELECT COUNT(*) FROM memory_changes").fetchone()[0]
+        conn.execute("INSERT INTO memory_changes_fts (memory_changes_fts) VALUES ('optimize')")
     with state.reading() as conn:
         conn.execute("VACUUM")
     state.checkpoint()

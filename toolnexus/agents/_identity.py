@@ -113,6 +113,9 @@ class IdentityConfig(BaseModel):
     )
     tools: tuple[str, ...] = Field(default=(), description="Names of builtin tools to enable.")
     model: str | None = Field(default=None, description="The model to talk through, if any.")
+    sessions: bool = Field(
+        default=True, description="False (`off`): conversations are not saved in the home."
+    )
 
 
 class Identity(BaseModel):

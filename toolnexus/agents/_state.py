@@ -73,6 +73,73 @@ MIGRATIONS: tuple[str, ...] = (
         body   BLOB NOT NULL
     ) WITHOUT ROWID;
     """,
+    # 2: saved conversations, and full-text search over them and the memory history.
+    """
+    CREATE TABLE sessions (
+        id      TEXT PRIMARY KEY,
+        started TEXT NOT NULL,
+        -- the time of its last saved message
+        ended   TEXT NOT NULL,
+        model   TEXT,
+        -- the digest of the soul it last ran with; '' for an imported conversation
+        soul    TEXT NOT NULL,
+        title   TEXT NOT NULL,
+        -- 'live' (a session saved as it went) or 'import'
+        origin  TEXT NOT NULL CHECK (origin IN ('live', 'import')),
+        -- an imported conversation: sha256 of its messages (the same file is imported once)
+        digest  TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX sessions_by_start ON sessions (started, id);
+    CREATE INDEX sessions_by_digest ON sessions (digest);
+    CREATE TABLE messages (
+        id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        session  TEXT NOT NULL,
+        seq      INTEGER NOT NULL,
+        time     TEXT NOT NULL,
+        role     TEXT NOT NULL,
+        -- the tool a result answers ('' otherwise)
+        name     TEXT NOT NULL,
+        -- the message in the OpenAI chat format, exported as it is
+        data     TEXT NOT NULL,
+        -- what recall searches: the text, and a call's argument values
+        text     TEXT NOT NULL,
+        is_error INTEGER NOT NULL DEFAULT 0,
+        input_tokens       INTEGER,
+        output_tokens      INTEGER,
+        cache_read_tokens  INTEGER,
+        cache_write_tokens INTEGER,
+        UNIQUE (session, seq)
+    );
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        text, content='messages', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
+    );
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    CREATE VIRTUAL TABLE memory_changes_fts USING fts5(
+        before, after, content='memory_changes', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
+    );
+    CREATE TRIGGER memory_changes_fts_insert AFTER INSERT ON memory_changes BEGIN
+        INSERT INTO memory_changes_fts (rowid, before, after)
+        VALUES (new.id, new.before, new.after);
+    END;
+    CREATE TRIGGER memory_changes_fts_delete AFTER DELETE ON memory_changes BEGIN
+        INSERT INTO memory_changes_fts (memory_changes_fts, rowid, before, after)
+        VALUES ('delete', old.id, old.before, old.after);
+    END;
+    CREATE TRIGGER memory_changes_fts_update AFTER UPDATE ON memory_changes BEGIN
+        INSERT INTO memory_changes_fts (memory_changes_fts, rowid, before, after)
+        VALUES ('delete', old.id, old.before, old.after);
+        INSERT INTO memory_changes_fts (rowid, before, after)
+        VALUES (new.id, new.before, new.after);
+    END;
+    INSERT INTO memory_changes_fts (memory_changes_fts) VALUES ('rebuild');
+    """,
 )
 
 

@@ -11,6 +11,7 @@ soul lists (so skills added or removed since `from_dir` show up in both).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,14 +19,16 @@ from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 
-from ..errors import HomeError
+from ..errors import ConversationError, HomeError
 from ..tools import Tool, define_tool
 from ._files import MEMORY_FILES
 from ._identity import IdentityConfig
 from ._load import valid_skills
+from .conversations import Conversations, Transcript, new_session_id
 from .home import Home
 from .memory import memory_tool
-from .models import Model
+from .models import Message, Model
+from .recall import recall_tool
 from .session import DEFAULT_MAX_TOOL_ROUNDS, Session, check_model, check_rounds, check_tools
 from .skills import serve_skills
 from .soul import compose_soul
@@ -40,11 +43,17 @@ __all__ = [
 ]
 
 
+logger = logging.getLogger("toolnexus.agents")
+
 # -- builtins ----------------------------------------------------------------------
 
 
 def _skill_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
     return serve_skills(home, skills)
+
+
+def _recall_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
+    return recall_tool(home)
 
 
 def _now_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
@@ -60,10 +69,12 @@ def _now_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
 
 #: Builtin tools a home can enable by name in IDENTITY.md `tools:`, in the order they
 #: are wired; each builder gets the home folder and the names of its skills. `skill`
-#: is also enabled whenever the home has skills. The memory tool is not here:
-#: `from_dir` wires it by default (see `read_only`).
+#: is also enabled whenever the home has skills, and `recall` whenever it has saved
+#: conversations or memory history. The memory tool is not here: `from_dir` wires
+#: it by default (see `read_only`).
 BUILTIN_TOOLS: Mapping[str, Callable[[Path, tuple[str, ...]], Tool]] = {
     "skill": _skill_builtin,
+    "recall": _recall_builtin,
     "now": _now_builtin,
 }
 
@@ -98,12 +109,13 @@ class Agent:
         model: The default model for sessions (each session may override it).
         max_tool_rounds: Tool rounds allowed per `send` before `ToolRoundsExceeded`.
         strict: Compose souls strictly (`False`: bad skills become warnings).
+        save: Save each session's conversation in the home (see `from_dir`).
 
     Raises:
         AgentError: when two tools share a name, or an item of `tools` is not a Tool.
     """
 
-    __slots__ = ("_home", "_max_tool_rounds", "_model", "_strict", "_uses", "_wiring")
+    __slots__ = ("_home", "_max_tool_rounds", "_model", "_save", "_strict", "_uses", "_wiring")
 
     def __init__(
         self,
@@ -113,8 +125,10 @@ class Agent:
         model: Model | None = None,
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         strict: bool = True,
+        save: bool = False,
     ) -> None:
         self._home = home if isinstance(home, Home) else Home(home)
+        self._save: bool | None = save
         self._uses = Uses(check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)]))
         self._model = check_model(model)
         self._max_tool_rounds = check_rounds(max_tool_rounds)
@@ -161,7 +175,13 @@ class Agent:
         names = [tool.name for tool in self._uses.tools]
         return f"Agent(home={str(self._home.path)!r}, tools={names!r})"
 
-    def session(self, *, model: Model | None = None, max_tool_rounds: int | None = None) -> Session:
+    def session(
+        self,
+        *,
+        model: Model | None = None,
+        max_tool_rounds: int | None = None,
+        resume: str | None = None,
+    ) -> Session:
         """Start a conversation: read the home once, compose the soul, and freeze both.
 
         For an agent from `from_dir`, the session's tools come from the same
@@ -171,28 +191,67 @@ class Agent:
         serving exactly the skills the soul lists. An edit to IDENTITY.md takes
         effect at the next session; a running session keeps what it began with.
 
+        The session saves its conversation in the home as it goes (unless the
+        agent saves none: `from_dir(..., save=False)` or IDENTITY.md `sessions: off`).
+        `resume` continues a saved conversation: the session starts from a fresh
+        soul of the home as it is now, followed by that conversation's messages,
+        and saves under the same id.
+
         Args:
             model: Overrides the agent's model for this session.
             max_tool_rounds: Overrides the agent's cap for this session.
+            resume: The id (or a unique prefix) of a saved conversation to continue.
 
         Raises:
             HomeError: when the home cannot be composed (every problem listed), or
                 IDENTITY.md now names an unknown builtin.
             AgentError: when a tool you passed to `from_dir` now clashes with a
                 builtin the home enables (both are named).
+            ConversationError: when `resume` names no saved conversation, or several.
         """
         soul = compose_soul(self._home, strict=self._strict)
         tools = self._uses.tools
+        save = self._save
         if self._wiring is not None:
             names = tuple(summary.name for summary in soul.skills)
             tools = self._wiring.tools(self._home, soul.config, names)
             self._uses = Uses(tools)
+        if save is None:
+            save = soul.config.sessions
+        messages: tuple[Message, ...] = ()
+        session_id = new_session_id()
+        if resume is not None:
+            conversations = Conversations(self._home.path)
+            session_id = conversations.get(resume).id
+            messages = conversations.messages(session_id)
+        chosen = model if model is not None else self._model
+        transcript = (
+            Transcript(
+                self._home.path,
+                session=session_id,
+                soul_digest=soul.digest,
+                model=_model_name(chosen),
+            )
+            if save
+            else None
+        )
         return Session(
             soul=soul,
             tools=tools,
-            model=model if model is not None else self._model,
+            model=chosen,
             max_tool_rounds=(self._max_tool_rounds if max_tool_rounds is None else max_tool_rounds),
+            messages=messages,
+            transcript=transcript,
+            id=session_id,
         )
+
+
+def _model_name(model: Model | None) -> str | None:
+    """What a saved conversation says it talked to: the model's name, else its class."""
+    if model is None:
+        return None
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) and name else type(model).__name__
 
 
 class _Wiring:
@@ -202,10 +261,11 @@ class _Wiring:
     names, the memory limits), so sessions of an unchanged home share them.
     """
 
-    __slots__ = ("_built", "memory", "mine")
+    __slots__ = ("_built", "memory", "mine", "recall")
 
-    def __init__(self, *, memory: bool | None, mine: tuple[Tool, ...]) -> None:
+    def __init__(self, *, memory: bool | None, recall: bool | None, mine: tuple[Tool, ...]) -> None:
         self.memory = memory
+        self.recall = recall
         self.mine = mine
         self._built: dict[object, Tool] = {}
 
@@ -225,6 +285,10 @@ class _Wiring:
         enabled = set(config.tools)
         if names:
             enabled.add("skill")
+        if self.recall is False:
+            enabled.discard("recall")
+        elif self.recall or _has_past(home):
+            enabled.add("recall")
         entries: list[tuple[Tool, str]] = [
             (self._build((name, names), partial(build, home.path, names)), f"builtin {name!r}")
             for name, build in BUILTIN_TOOLS.items()
@@ -247,10 +311,21 @@ class _Wiring:
         return tool
 
 
+def _has_past(home: Home) -> bool:
+    """Whether the home has anything to recall (an unusable database has nothing)."""
+    try:
+        return Conversations(home.path).has_any()
+    except ConversationError as exc:
+        logger.warning("%s: no recall tool: %s", home.path, exc)
+        return False
+
+
 def from_dir(
     dir: str | os.PathLike[str],
     *,
     memory: bool | None = None,
+    recall: bool | None = None,
+    save: bool | None = None,
     tools: Sequence[Tool] = (),
     model: Model | None = None,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
@@ -273,6 +348,10 @@ def from_dir(
         dir: The home directory.
         memory: `None` (default): wire the memory tool unless IDENTITY.md says
             `read_only: true`. `False`: never. `True`: always, even when read-only.
+        recall: `None` (default): wire the `recall` tool when the home has saved
+            conversations or memory history. `False`: never. `True`: always.
+        save: `None` (default): save each session's conversation in the home
+            unless IDENTITY.md says `sessions: off`. `False`: never. `True`: always.
         tools: Your own tools, after the home's.
         model: The default model for sessions.
         max_tool_rounds: Tool rounds allowed per `send`.
@@ -285,7 +364,7 @@ def from_dir(
             came from).
     """
     home = Home(dir)
-    wiring = _Wiring(memory=memory, mine=tuple(tools))
+    wiring = _Wiring(memory=memory, recall=recall, mine=tuple(tools))
     try:
         config = home.identity().config
         names = tuple(skill.name for skill in valid_skills(home.path, strict=strict))
@@ -297,6 +376,7 @@ def from_dir(
         raise every from exc
     agent = Agent(home, tools=wired, model=model, max_tool_rounds=max_tool_rounds, strict=strict)
     agent._wiring = wiring
+    agent._save = save  # None: each session follows IDENTITY.md `sessions:`
     return agent
 
 

@@ -8,11 +8,11 @@ meanwhile, so the prompt stays byte-stable and provider prompt caches stay warm.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Sequence
 
-from ..errors import AgentError, ModelError, ToolRoundsExceeded
+from ..errors import AgentError, ConversationError, ModelError, ToolRoundsExceeded
 from ..tools import CallContext, Tool, calling
+from .conversations import Transcript, new_session_id
 from .models import (
     AssistantMessage,
     Message,
@@ -20,6 +20,7 @@ from .models import (
     ModelRequest,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
 from .soul import Soul
@@ -83,17 +84,27 @@ class Session:
     cancelled (or a tool raises past `Tool.execute`) while a round of tool calls
     runs, every call of that round still gets a result: the ones that did not
     finish get an error result saying so, and the cancellation propagates.
+
+    With a `transcript`, every message is saved as soon as it exists (the
+    person's before the model is asked, each round of tool calls with its
+    results), so a crash loses at most the turn in flight. A save that fails
+    does not stop the conversation: it is logged, kept in `save_error`, and
+    retried with the next save.
     """
 
     __slots__ = (
         "_busy",
         "_by_name",
+        "_first",
         "_id",
         "_max_tool_rounds",
         "_messages",
         "_model",
+        "_save_error",
+        "_saved",
         "_soul",
         "_tools",
+        "_transcript",
     )
 
     def __init__(
@@ -103,15 +114,21 @@ class Session:
         tools: Sequence[Tool] = (),
         model: Model | None = None,
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+        messages: Sequence[Message] = (),
+        transcript: Transcript | None = None,
+        id: str | None = None,
     ) -> None:
         self._soul = soul
         self._tools = check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
         self._by_name = {tool.name: tool for tool in self._tools}
         self._model = check_model(model)
         self._max_tool_rounds = check_rounds(max_tool_rounds)
-        self._messages: list[Message] = []
+        self._messages: list[Message] = list(messages)
+        self._first = self._saved = len(self._messages)  # earlier messages are saved already
         self._busy = False
-        self._id = uuid.uuid4().hex[:12]
+        self._id = id or (transcript.session if transcript is not None else new_session_id())
+        self._transcript = transcript
+        self._save_error: ConversationError | None = None
 
     @property
     def id(self) -> str:
@@ -154,8 +171,47 @@ class Session:
 
     @property
     def messages(self) -> tuple[Message, ...]:
-        """The conversation so far, oldest first (a snapshot: later sends do not change it)."""
+        """The conversation so far, oldest first (a snapshot: later sends do not change it).
+
+        A resumed session starts with the messages of the conversation it resumes.
+        """
         return tuple(self._messages)
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens this session's model responses cost so far, summed (what the
+        provider reported; a resumed conversation's earlier turns are not counted)."""
+        total = Usage()
+        for message in self._messages[self._first :]:
+            if isinstance(message, AssistantMessage) and message.usage is not None:
+                total = total + message.usage
+        return total
+
+    @property
+    def transcript(self) -> Transcript | None:
+        """Where this session saves its messages, or None when it saves nothing."""
+        return self._transcript
+
+    @property
+    def save_error(self) -> ConversationError | None:
+        """Why the last save failed (None: every message so far is saved, or none are kept)."""
+        return self._save_error
+
+    def _save(self) -> None:
+        """Save the messages not saved yet; a failure is logged and retried next time."""
+        transcript = self._transcript
+        if transcript is None or self._saved == len(self._messages):
+            return
+        pending = self._messages[self._saved :]
+        try:
+            transcript.save(pending)
+        except ConversationError as exc:
+            if self._save_error is None:
+                logger.warning("session %s: the conversation is not being saved: %s", self._id, exc)
+            self._save_error = exc
+            return
+        self._saved += len(pending)
+        self._save_error = None
 
     def __repr__(self) -> str:
         return (
@@ -206,6 +262,7 @@ class Session:
 
     async def _converse(self, model: Model, text: str) -> str:
         self._messages.append(UserMessage(text))
+        self._save()  # before the model is asked: a crash keeps what the person said
         rounds = 0
         while True:
             request = ModelRequest(
@@ -219,6 +276,7 @@ class Session:
                 )
             if not reply.tool_calls:
                 self._messages.append(reply)
+                self._save()
                 return reply.text
             if rounds >= self._max_tool_rounds:
                 wanted = ", ".join(tc.name for tc in reply.tool_calls)
@@ -239,6 +297,7 @@ class Session:
                 self._messages.append(reply)
                 self._messages.extend(results)
                 self._messages.extend(_interrupted(reply.tool_calls, len(results)))
+                self._save()
 
     async def _run(self, call: ToolCall) -> ToolResultMessage:
         """Run one tool call; every outcome becomes a result the model can read."""

@@ -14,6 +14,7 @@ from ._base import (
     ModelResponse,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
 from .openai import OpenAIModel
@@ -30,6 +31,7 @@ __all__ = [
     "ToolCall",
     "ToolResultMessage",
     "Turn",
+    "Usage",
     "UserMessage",
     "call",
 ]

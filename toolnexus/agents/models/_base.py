@@ -21,6 +21,7 @@ __all__ = [
     "ModelResponse",
     "ToolCall",
     "ToolResultMessage",
+    "Usage",
     "UserMessage",
 ]
 
@@ -53,14 +54,37 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens one model response cost, when the provider says.
+
+    `input_tokens` counts the prompt tokens neither read from nor written to the
+    provider's prompt cache, so the four fields add up to everything billed.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class AssistantMessage:
-    """What the model answered: text, tool calls, or both."""
+    """What the model answered: text, tool calls, or both; `usage` when the provider said."""
 
     role: ClassVar[Literal["assistant"]] = "assistant"
 
     text: str = ""
     _: KW_ONLY
     tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Accept any sequence (a list is the natural thing to write) but store a tuple.

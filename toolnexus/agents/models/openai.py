@@ -17,20 +17,13 @@ model, and a toolnexus-specific name cannot clash with another tool's settings.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from ...errors import ModelError
-from ._base import (
-    AssistantMessage,
-    Message,
-    ModelRequest,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from ._base import AssistantMessage, ModelRequest, ToolCall, Usage
+from ._chat import decode_arguments, to_chat
 
 __all__ = ["MODEL_ENV", "OpenAIModel"]
 
@@ -166,38 +159,8 @@ def _import_sdk() -> Any:
 def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
     """Translate a request into chat-completions messages, system prompt first."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
-    messages.extend(_to_openai_message(message) for message in request.messages)
+    messages.extend(to_chat(message) for message in request.messages)
     return messages
-
-
-def _to_openai_message(message: Message) -> dict[str, Any]:
-    if isinstance(message, UserMessage):
-        return {"role": "user", "content": message.text}
-    if isinstance(message, ToolResultMessage):
-        return {"role": "tool", "tool_call_id": message.call_id, "content": message.output}
-    if not message.tool_calls:
-        # Chat completions rejects an assistant message with neither content nor calls.
-        return {"role": "assistant", "content": message.text}
-    return {
-        "role": "assistant",
-        "content": message.text or None,
-        "tool_calls": [
-            {
-                "id": tc.id,
-                "type": "function",
-                "function": {
-                    "name": tc.name,
-                    "arguments": (
-                        tc.raw_arguments
-                        if tc.raw_arguments is not None and tc.raw_arguments.strip()
-                        # Blank text (some servers' "no arguments") goes back as a JSON object.
-                        else json.dumps(dict(tc.arguments), ensure_ascii=False)
-                    ),
-                },
-            }
-            for tc in message.tool_calls
-        ],
-    }
 
 
 def from_openai_response(
@@ -226,7 +189,22 @@ def from_openai_response(
             call_id = _fresh_id(f"call_{turn}_{n}", seen)
         seen.add(call_id)
         calls.append(_from_openai_tool_call(tc, call_id))
-    return AssistantMessage(text, tool_calls=tuple(calls))
+    return AssistantMessage(text, tool_calls=tuple(calls), usage=usage_of(response))
+
+
+def usage_of(response: Any) -> Usage | None:
+    """The response's token usage; the cached part of the prompt counts as cache reads."""
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    return Usage(
+        input_tokens=max(prompt - cached, 0),
+        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cache_read_tokens=cached,
+    )
 
 
 def _fresh_id(base: str, seen: set[str]) -> str:
@@ -250,20 +228,3 @@ def _from_openai_tool_call(tc: Any, call_id: str) -> ToolCall:
     raw = function.arguments or ""
     arguments, error = decode_arguments(raw)
     return ToolCall(function.name, arguments, id=call_id, raw_arguments=raw, arguments_error=error)
-
-
-def decode_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    """Decode a tool call's argument text into an object, or say why it is not one.
-
-    Empty text means "no arguments": some servers send "" for tools without parameters.
-    """
-    if not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        shown = raw if len(raw) <= 200 else raw[:197] + "..."
-        return {}, f"invalid arguments: not valid JSON ({exc.msg} at position {exc.pos}): {shown}"
-    if not isinstance(value, dict):
-        return {}, f"invalid arguments: expected a JSON object, got {type(value).__name__}"
-    return value, None

@@ -99,7 +99,7 @@ def _to_message(value: object, index: int) -> AssistantMessage:
         tc if tc.id else dataclasses.replace(tc, id=f"call_{index + 1}_{n + 1}")
         for n, tc in enumerate(message.tool_calls)
     )
-    return AssistantMessage(message.text, tool_calls=calls)
+    return dataclasses.replace(message, tool_calls=calls)
 
 
 def _describe_last(request: ModelRequest) -> str:

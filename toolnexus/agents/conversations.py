@@ -1,0 +1,451 @@
+"""Saved conversations and recall: what a persona has lived, kept in its home.
+
+A session started by a `from_dir` agent saves its messages as it goes into the
+home's `.toolnexus/` state database (a crash loses at most the turn in flight),
+so a conversation can be listed, shown, exported, resumed and searched later.
+`recall_tool` lets the persona search its past conversations and its memory
+history itself; what it finds comes back as a tool result, so the running
+session's system prompt never changes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import hashlib
+import json
+import os
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar, cast
+
+from ..errors import ArgumentError, ConversationError, HistoryError
+from . import _transcripts
+from ._memo import verdict
+from ._state import DB_NAME, State, open_state, state_dir, unusable
+from ._transcripts import Record
+from .models._base import AssistantMessage, Message, ToolResultMessage, Usage
+from .models._chat import chat_problem, chat_text, from_chat, to_chat
+
+__all__ = [
+    "DEFAULT_RECALL_LIMIT",
+    "Conversations",
+    "Hit",
+    "SavedSession",
+    "Transcript",
+]
+
+#: Hits the recall tool returns unless asked for more.
+DEFAULT_RECALL_LIMIT = 5
+#: The most hits one recall returns.
+MAX_RECALL_LIMIT = 50
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guarded(method: F) -> F:
+    """Report an unusable state database as a ConversationError (kind `state`)."""
+
+    @functools.wraps(method)
+    def guarded(self: Conversations, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise _state_error(unusable(state_dir(self.dir) / DB_NAME, exc)) from None
+        except HistoryError as exc:
+            raise _state_error(exc) from None
+
+    return cast(F, guarded)
+
+
+def _state_error(exc: HistoryError) -> ConversationError:
+    return ConversationError(str(exc), kind="state")
+
+
+@dataclass(frozen=True, slots=True)
+class SavedSession:
+    """A saved conversation as `sessions list` shows it.
+
+    `soul_digest` is the digest of the soul it last ran with (empty for an imported
+    one); `origin` is `live` (saved as it went) or `import`.
+    """
+
+    id: str
+    started: str
+    ended: str
+    model: str | None
+    soul_digest: str
+    title: str
+    messages: int
+    origin: str
+
+    def to_json(self) -> dict[str, object]:
+        """The fields as `sessions list --json` prints them."""
+        return {
+            "id": self.id,
+            "started": self.started,
+            "ended": self.ended,
+            "model": self.model,
+            "soul_digest": self.soul_digest,
+            "title": self.title,
+            "messages": self.messages,
+            "origin": self.origin,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One thing recall found, best first.
+
+    `kind` is `conversation` (a saved message; `role` is `user`, `assistant` or
+    `tool`) or `memory` (a change to a memory file; `role` is `memory <target>
+    <action>` and `change` its id in the history). `session` is the conversation
+    it happened in, when known. `withheld` is why the memory scanner kept the
+    snippet back (then `snippet` is empty), or None.
+    """
+
+    kind: Literal["conversation", "memory"]
+    session: str | None
+    time: str
+    role: str
+    snippet: str
+    change: int | None = None
+    withheld: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The fields as `recall --json` prints them."""
+        return {
+            "kind": self.kind,
+            "session": self.session,
+            "time": self.time,
+            "role": self.role,
+            "snippet": self.snippet,
+            "change": self.change,
+            "withheld": self.withheld,
+        }
+
+
+def to_records(messages: Iterable[Message]) -> list[Record]:
+    """The rows to save for `messages`: the chat format, what recall searches, usage."""
+    records = []
+    for message in messages:
+        data = to_chat(message)
+        name = message.name if isinstance(message, ToolResultMessage) else ""
+        usage = message.usage if isinstance(message, AssistantMessage) else None
+        records.append(
+            Record(
+                role=message.role,
+                name=name,
+                data=_dumps(data),
+                # recall's own calls and results are not searched again: earlier hits
+                text="" if name == "recall" else chat_text(data, skip_calls=("recall",)),
+                is_error=isinstance(message, ToolResultMessage) and message.is_error,
+                usage=None if usage is None else _usage_tuple(usage),
+            )
+        )
+    return records
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _usage_tuple(usage: Usage) -> tuple[int, int, int, int]:
+    return (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+    )
+
+
+class Transcript:
+    """Saves one session's messages into its home as the session goes.
+
+    Built by `Agent.session()` for a home that keeps conversations; the session
+    calls `save` with each batch of new messages. Nothing is created until the
+    first message is saved.
+    """
+
+    __slots__ = ("dir", "model", "session", "soul_digest")
+
+    def __init__(
+        self, dir: str | os.PathLike[str], *, session: str, soul_digest: str, model: str | None
+    ) -> None:
+        self.dir = Path(os.path.abspath(dir))
+        self.session = session
+        self.soul_digest = soul_digest
+        self.model = model
+
+    def save(self, messages: Sequence[Message]) -> None:
+        """Append `messages` to the saved conversation (one transaction).
+
+        Raises:
+            ConversationError: (kind `state`) when the state database cannot be used.
+        """
+        if not messages:
+            return
+        try:
+            state = open_state(self.dir, create=True)
+            assert state is not None
+            _transcripts.save(
+                state,
+                session=self.session,
+                model=self.model,
+                soul=self.soul_digest,
+                records=to_records(messages),
+            )
+        except sqlite3.Error as exc:
+            raise _state_error(unusable(state_dir(self.dir) / DB_NAME, exc)) from None
+        except HistoryError as exc:
+            raise _state_error(exc) from None
+
+
+def new_session_id() -> str:
+    """A fresh session id: 12 hex digits."""
+    return uuid.uuid4().hex[:12]
+
+
+class Conversations:
+    """The saved conversations of the home `dir`: list, read, export, import, remove, recall.
+
+    Reading never creates anything: a home without saved conversations simply
+    has none. Ids may be shortened to any unique prefix.
+    """
+
+    __slots__ = ("dir",)
+
+    def __init__(self, dir: str | os.PathLike[str]) -> None:
+        self.dir = Path(os.path.abspath(dir))
+
+    def __repr__(self) -> str:
+        return f"Conversations({str(self.dir)!r})"
+
+    def _state(self, *, create: bool = False) -> State | None:
+        return open_state(self.dir, create=create)
+
+    @_guarded
+    def list(self, *, limit: int | None = None) -> list[SavedSession]:
+        """Saved sessions, the most recently started first (every one unless `limit`).
+
+        Raises:
+            ArgumentError: when `limit` is below 1.
+            ConversationError: (kind `state`) when the state database cannot be used.
+        """
+        if limit is not None and (isinstance(limit, bool) or limit < 1):
+            raise ArgumentError(f"limit must be 1 or more, got {limit!r}")
+        state = self._state()
+        if state is None:
+            return []
+        return [_saved(meta) for meta in _transcripts.sessions(state, limit=limit)]
+
+    @_guarded
+    def latest(self) -> SavedSession | None:
+        """The most recently started saved session, or None when there is none."""
+        found = self.list(limit=1)
+        return found[0] if found else None
+
+    @_guarded
+    def get(self, id: str) -> SavedSession:
+        """The saved session `id` (or a unique prefix of it).
+
+        Raises:
+            ConversationError: `not_found` or `ambiguous` (the candidates are named).
+        """
+        state = self._state()
+        meta = _transcripts.meta(state, self._resolve(state, id)) if state else None
+        assert meta is not None
+        return _saved(meta)
+
+    @_guarded
+    def messages(self, id: str) -> tuple[Message, ...]:
+        """The messages a resumed session starts from: the saved ones, without system
+        messages, with every tool call answered.
+
+        Raises:
+            ConversationError: `not_found` or `ambiguous`.
+        """
+        state = self._state()
+        session = self._resolve(state, id)
+        assert state is not None
+        stored = _transcripts.messages(state, session)
+        return tuple(from_chat((json.loads(m.data), m.is_error) for m in stored))
+
+    @_guarded
+    def export(self, id: str) -> builtins.list[dict[str, Any]]:
+        """The saved session's messages in the OpenAI chat format, exactly as saved.
+
+        Raises:
+            ConversationError: `not_found` or `ambiguous`.
+        """
+        state = self._state()
+        session = self._resolve(state, id)
+        assert state is not None
+        return [json.loads(m.data) for m in _transcripts.messages(state, session)]
+
+    @_guarded
+    def import_messages(
+        self, messages: Sequence[Mapping[str, Any]], *, title: str = "", where: str = "messages"
+    ) -> tuple[str, bool]:
+        """Save a conversation from chat-format messages; `(id, new)`.
+
+        The same messages imported twice are one conversation: the second time
+        returns the first one's id and `new` is False.
+
+        Raises:
+            ConversationError: (kind `invalid`) naming each message that is not a
+                chat-format message (`where:N: rule`); nothing is saved then.
+        """
+        problems = []
+        for n, value in enumerate(messages, start=1):
+            why = chat_problem(value)
+            if why is not None:
+                problems.append(f"{where}:{n}: {why}")
+        if not messages:
+            problems.append(f"{where}: no messages: a conversation has at least one")
+        if problems:
+            raise ConversationError.of(problems, kind="invalid")
+        datas = [_dumps(value) for value in messages]
+        digest = hashlib.sha256("\n".join(datas).encode()).hexdigest()
+        records = [
+            Record(
+                role=str(value["role"]),
+                name="",
+                data=data,
+                text=chat_text(value) if value["role"] not in ("system", "developer") else "",
+            )
+            for value, data in zip(messages, datas, strict=True)
+        ]
+        state = self._state(create=True)
+        assert state is not None
+        session = new_session_id()
+        before = _transcripts.import_conversation(
+            state, session=session, records=records, digest=digest, title=title
+        )
+        return (before, False) if before is not None else (session, True)
+
+    def import_file(self, path: str | os.PathLike[str]) -> tuple[str, bool]:
+        """Save the conversation in a JSONL file (one chat-format message per line).
+
+        Blank lines are skipped. Returns `(id, new)` as `import_messages` does.
+
+        Raises:
+            ConversationError: (kind `invalid`) naming the file, line and rule.
+            OSError: when the file cannot be read.
+        """
+        shown = os.fspath(path)
+        with open(path, encoding="utf-8-sig") as fh:
+            lines = fh.read().splitlines()
+        values: list[Any] = []
+        problems = []
+        numbers = []
+        for n, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                values.append(json.loads(line))
+                numbers.append(n)
+            except json.JSONDecodeError as exc:
+                problems.append(f"{shown}:{n}: not JSON ({exc.msg} at column {exc.colno})")
+        for n, value in zip(numbers, values, strict=True):
+            why = chat_problem(value)
+            if why is not None:
+                problems.append(f"{shown}:{n}: {why}")
+        if not values and not problems:
+            problems.append(f"{shown}: no messages: a conversation has at least one")
+        if problems:
+            raise ConversationError.of(problems, kind="invalid")
+        return self.import_messages(values, where=shown)
+
+    @_guarded
+    def remove(self, id: str) -> tuple[str, int]:
+        """Delete a saved session and its messages for good; `(id, messages removed)`.
+
+        Raises:
+            ConversationError: `not_found` or `ambiguous`.
+        """
+        state = self._state()
+        session = self._resolve(state, id)
+        assert state is not None
+        return session, _transcripts.remove(state, session)
+
+    @_guarded
+    def recall(
+        self, query: str, *, limit: int = DEFAULT_RECALL_LIMIT, exclude: str | None = None
+    ) -> builtins.list[Hit]:
+        """Search saved messages and the memory history; the best `limit` hits, best first.
+
+        Every word must match (stemmed, case and accents ignored); when no message
+        has them all, any of them will do. A word ending in `*` matches as a
+        prefix. Nothing in `query` is search syntax, so no text can make it fail.
+        `exclude` leaves out one session's messages (the one asking). Each
+        snippet passes the memory scanner; one that does not is withheld.
+
+        Raises:
+            ArgumentError: when `limit` is not between 1 and 50.
+        """
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_RECALL_LIMIT:
+            raise ArgumentError(f"limit must be between 1 and {MAX_RECALL_LIMIT}, got {limit!r}")
+        queries = _transcripts.fts_queries(query)
+        state = self._state()
+        if queries is None or state is None:
+            return []
+        found = _transcripts.search(state, queries[0], limit=limit, exclude=exclude)
+        if not found:
+            found = _transcripts.search(state, queries[1], limit=limit, exclude=exclude)
+        return [_hit(f) for f in found]
+
+    @_guarded
+    def has_any(self) -> bool:
+        """Whether there is anything to recall: a saved session or a memory change."""
+        state = self._state()
+        return state is not None and _transcripts.has_any(state)
+
+    def _resolve(self, state: State | None, id: str) -> str:
+        if not isinstance(id, str):
+            raise TypeError(f"a session id is a str, got {type(id).__name__}")
+        ids = _transcripts.match_ids(state, id.strip()) if state and id.strip() else []
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            raise ConversationError(
+                f"no saved session {id!r} in {self.dir} (`toolnexus sessions "
+                f"{self.dir} list` shows them)",
+                kind="not_found",
+            )
+        raise ConversationError(
+            f"{id!r} could be any of {', '.join(ids)}: give more of the id", kind="ambiguous"
+        )
+
+
+def _saved(meta: _transcripts.Meta) -> SavedSession:
+    return SavedSession(
+        id=meta.id,
+        started=meta.started,
+        ended=meta.ended,
+        model=meta.model,
+        soul_digest=meta.soul,
+        title=meta.title,
+        messages=meta.messages,
+        origin=meta.origin,
+    )
+
+
+def _hit(found: _transcripts.Found) -> Hit:
+    """A search hit as shown: the snippet, unless the scanner withholds it."""
+    reasons = list(verdict(found.snippet))
+    # A snippet may cut a credential in half; the whole text says whether one is there.
+    reasons.extend(r for r in verdict(found.text) if r.startswith("secret") and r not in reasons)
+    withheld = "; ".join(reason.split(" (", 1)[0] for reason in reasons) or None
+    return Hit(
+        kind="memory" if found.kind == "memory" else "conversation",
+        session=found.session,
+        time=found.time,
+        role=found.role,
+        snippet="" if withheld else " ".join(found.snippet.split()),
+        change=found.ref if found.kind == "memory" else None,
+        withheld=withheld,
+    )
