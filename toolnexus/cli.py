@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from . import _cli_conversations
 from ._cli_memory import ACTIONS, UsageError, check_args
 
 if TYPE_CHECKING:
@@ -303,50 +304,35 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# -- chat ----------------------------------------------------------------------------------
+# -- chat, sessions, recall -----------------------------------------------------------------
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    """Talk to the persona through an OpenAI-compatible model, one line at a time."""
-    import asyncio
-    import os
+    """Talk to the persona through an OpenAI-compatible model; the conversation is saved."""
+    from . import _cli_conversations
 
-    from .agents.agent import from_dir
-    from .agents.home import Home
+    return _cli_conversations.chat(args, _home_dir(args.dir), PROG)
 
-    home = _home_dir(args.dir)
-    configured = Home(home).identity().config.model
-    model_name = args.model or configured or os.environ.get("TOOLNEXUS_MODEL")
-    if not model_name:
-        raise UsageError(
-            "no model configured: pass --model NAME, set `model:` in IDENTITY.md, "
-            "or set TOOLNEXUS_MODEL (plus OPENAI_BASE_URL / OPENAI_API_KEY as needed)"
-        )
-    from .agents.models.openai import OpenAIModel
 
-    model = OpenAIModel(model=model_name, base_url=args.base_url)
-    session = from_dir(home, model=model).session()
-    print(f"chatting with {session.soul.name} ({model_name}); Ctrl-D to end", file=sys.stderr)
+def cmd_sessions(args: argparse.Namespace) -> int:
+    """List, show, export, import or remove saved conversations."""
+    from . import _cli_conversations
 
-    prompt = "you> " if sys.stdin.isatty() else ""  # piped input: answers only
+    return _cli_conversations.sessions(args, _home_dir(args.dir), PROG)
 
-    async def converse() -> None:
-        while True:
-            try:
-                line = await asyncio.to_thread(input, prompt)
-            except EOFError:
-                print(file=sys.stderr)
-                return
-            if not line.strip():
-                continue
-            answer = await session.send(line)
-            print(f"{session.soul.name}> {answer}", flush=True)
 
-    try:
-        asyncio.run(converse())
-    except KeyboardInterrupt:
-        print(file=sys.stderr)
-    return EXIT_OK
+def cmd_recall(args: argparse.Namespace) -> int:
+    """Search saved conversations and the memory history."""
+    from . import _cli_conversations
+
+    return _cli_conversations.recall(args, _home_dir(args.dir), PROG)
+
+
+_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "chat": cmd_chat,
+    "sessions": cmd_sessions,
+    "recall": cmd_recall,
+}
 
 
 # -- the parser ----------------------------------------------------------------------------
@@ -428,16 +414,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="the home directory")
     p.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
 
-    p = _verb(
-        sub,
-        "chat",
-        cmd_chat,
-        "Talk to a persona through an OpenAI-compatible model.",
-        f"OPENAI_API_KEY=... {PROG} chat ada --model gpt-4o-mini",
-    )
-    p.add_argument("dir", help="the home directory")
-    p.add_argument("--model", help="model name (default: IDENTITY.md `model:` or TOOLNEXUS_MODEL)")
-    p.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    def verb(sub: Any, name: str, help: str, example: str) -> argparse.ArgumentParser:
+        return _verb(sub, name, _HANDLERS[name], help, example)
+
+    _cli_conversations.add_parsers(sub, verb, PROG)
     return parser
 
 
@@ -451,6 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.verb == "memory":
             check_args(args)  # what argparse cannot express
+        elif args.verb in _HANDLERS:
+            _cli_conversations.check_args(args)
         code: int = args.handler(args)
     except UsageError as exc:
         print(f"{where}: error: {exc}", file=sys.stderr)

@@ -36,6 +36,7 @@ __all__ = [
     "Hit",
     "SavedSession",
     "Transcript",
+    "read_chat_file",
 ]
 
 #: Hits the recall tool returns unless asked for more.
@@ -330,35 +331,13 @@ class Conversations:
     def import_file(self, path: str | os.PathLike[str]) -> tuple[str, bool]:
         """Save the conversation in a JSONL file (one chat-format message per line).
 
-        Blank lines are skipped. Returns `(id, new)` as `import_messages` does.
+        Returns `(id, new)` as `import_messages` does.
 
         Raises:
-            ConversationError: (kind `invalid`) naming the file, line and rule.
-            OSError: when the file cannot be read.
+            ConversationError: (kind `invalid`) naming the file, line and rule, or
+                why the file cannot be read.
         """
-        shown = os.fspath(path)
-        with open(path, encoding="utf-8-sig") as fh:
-            lines = fh.read().splitlines()
-        values: list[Any] = []
-        problems = []
-        numbers = []
-        for n, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                values.append(json.loads(line))
-                numbers.append(n)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{shown}:{n}: not JSON ({exc.msg} at column {exc.colno})")
-        for n, value in zip(numbers, values, strict=True):
-            why = chat_problem(value)
-            if why is not None:
-                problems.append(f"{shown}:{n}: {why}")
-        if not values and not problems:
-            problems.append(f"{shown}: no messages: a conversation has at least one")
-        if problems:
-            raise ConversationError.of(problems, kind="invalid")
-        return self.import_messages(values, where=shown)
+        return self.import_messages(read_chat_file(path), where=os.fspath(path))
 
     @_guarded
     def remove(self, id: str) -> tuple[str, int]:
@@ -419,6 +398,42 @@ class Conversations:
         raise ConversationError(
             f"{id!r} could be any of {', '.join(ids)}: give more of the id", kind="ambiguous"
         )
+
+
+def read_chat_file(path: str | os.PathLike[str]) -> builtins.list[Any]:
+    """The messages of a JSONL conversation file, one chat-format message per line
+    (blank lines skipped).
+
+    Raises:
+        ConversationError: (kind `invalid`) naming the file, each bad line and its
+            rule, or why the file cannot be read.
+    """
+    shown = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            lines = fh.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConversationError(f"{shown}: cannot be read: {reason}", kind="invalid") from None
+    values: builtins.list[Any] = []
+    problems = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{shown}:{n}: not JSON ({exc.msg} at column {exc.colno})")
+            continue
+        why = chat_problem(value)
+        if why is not None:
+            problems.append(f"{shown}:{n}: {why}")
+        values.append(value)
+    if not lines or not any(line.strip() for line in lines):
+        problems.append(f"{shown}: no messages: a conversation has at least one")
+    if problems:
+        raise ConversationError.of(problems, kind="invalid")
+    return values
 
 
 def _saved(meta: _transcripts.Meta) -> SavedSession:

@@ -1,0 +1,302 @@
+"""`toolnexus chat`, `sessions` and `recall`: talk to a persona, and read what it has lived.
+
+`chat` saves the conversation as it goes (unless `--no-save` or IDENTITY.md
+`sessions: off`) and can continue one (`--continue`, `--resume ID`);
+`sessions` lists, shows, exports, imports and removes saved conversations;
+`recall` searches them and the memory history as the persona's tool does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._cli_memory import UsageError
+
+if TYPE_CHECKING:
+    from .agents.session import Session
+
+__all__ = ["SESSION_ACTIONS", "add_parsers", "chat", "check_args", "recall", "sessions"]
+
+#: Every action of the sessions verb.
+SESSION_ACTIONS = ("list", "show", "export", "import", "rm")
+#: Hits `toolnexus recall` prints unless told otherwise.
+CLI_RECALL_LIMIT = 10
+
+Verb = Callable[..., argparse.ArgumentParser]
+
+
+def add_parsers(sub: Any, verb: Verb, prog: str) -> None:
+    """Add the chat, sessions and recall verbs (`verb` builds one verb's parser)."""
+    p = verb(
+        sub,
+        "chat",
+        "Talk to a persona through an OpenAI-compatible model; the conversation is saved.",
+        f"OPENAI_API_KEY=... {prog} chat ada --model gpt-4o-mini\n  {prog} chat ada --continue",
+    )
+    p.add_argument("dir", help="the home directory")
+    p.add_argument("--model", help="model name (default: IDENTITY.md `model:` or TOOLNEXUS_MODEL)")
+    p.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    p.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the latest saved conversation",
+    )
+    p.add_argument("--resume", metavar="ID", help="continue the saved conversation ID")
+    p.add_argument("--no-save", action="store_true", help="do not save this conversation")
+
+    p = verb(
+        sub,
+        "sessions",
+        "List, show, export, import or remove a home's saved conversations.",
+        f"{prog} sessions ada list --limit 5\n  {prog} sessions ada export 3f2a > talk.jsonl\n  "
+        f"{prog} sessions ada import talk.jsonl",
+    )
+    p.add_argument("dir", help="the home directory")
+    p.add_argument(
+        "action", choices=SESSION_ACTIONS, metavar="ACTION", help=", ".join(SESSION_ACTIONS)
+    )
+    p.add_argument(
+        "args",
+        nargs="*",
+        metavar="ID|FILE",
+        help="show/export/rm: a session's ID (a unique prefix will do); import: JSONL "
+        "files, one conversation each (one OpenAI chat-format message per line)",
+    )
+    p.add_argument("--json", action="store_true", help="list: one JSON object per line")
+    p.add_argument("--limit", type=int, metavar="N", help="list: the newest N sessions only")
+
+    p = verb(
+        sub,
+        "recall",
+        "Search a home's saved conversations and memory history.",
+        f'{prog} recall ada "project codename"\n  {prog} recall ada deploy* --json',
+    )
+    p.add_argument("dir", help="the home directory")
+    p.add_argument(
+        "query", nargs="+", help="the words to look for (a word ending in * is a prefix)"
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per hit, per line")
+    p.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        default=CLI_RECALL_LIMIT,
+        help=f"at most N hits (default {CLI_RECALL_LIMIT})",
+    )
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse combinations argparse cannot express, as usage errors naming the option."""
+    if args.verb == "chat":
+        if args.continue_ and args.resume is not None:
+            raise UsageError("--continue and --resume ID cannot go together: choose one")
+        return
+    if args.verb == "recall":
+        if not 1 <= args.limit <= 50:
+            raise UsageError(f"--limit must be between 1 and 50, not {args.limit}")
+        return
+    action, rest = args.action, args.args
+    if action != "list":
+        for option, given in (("--json", args.json), ("--limit", args.limit is not None)):
+            if given:
+                raise UsageError(f"{option} is not an option of sessions {action}")
+    if action == "list" and rest:
+        raise UsageError(f"sessions list takes no arguments ({rest[0]!r})")
+    if action in ("show", "export", "rm") and len(rest) != 1:
+        raise UsageError(f"sessions {action} needs exactly one session ID (see sessions list)")
+    if action == "import" and not rest:
+        raise UsageError("sessions import needs at least one FILE")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be 1 or more, not {args.limit}")
+
+
+# -- chat ----------------------------------------------------------------------------------
+
+
+def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
+    """Talk to the persona one line at a time; save the conversation unless told not to."""
+    import asyncio
+    import os
+
+    from .agents.agent import from_dir
+    from .agents.conversations import Conversations
+    from .agents.home import Home
+    from .errors import ConversationError
+
+    configured = Home(home).identity().config.model
+    model_name = args.model or configured or os.environ.get("TOOLNEXUS_MODEL")
+    if not model_name:
+        raise UsageError(
+            "no model configured: pass --model NAME, set `model:` in IDENTITY.md, "
+            "or set TOOLNEXUS_MODEL (plus OPENAI_BASE_URL / OPENAI_API_KEY as needed)"
+        )
+    resume = args.resume
+    if args.continue_:
+        latest = Conversations(home).latest()
+        if latest is None:
+            raise ConversationError(
+                f"no saved conversation to continue in {home}: start one with `{prog} chat {home}`",
+                kind="not_found",
+            )
+        resume = latest.id
+    from .agents.models.openai import OpenAIModel
+
+    model = OpenAIModel(model=model_name, base_url=args.base_url)
+    agent = from_dir(home, model=model, save=False if args.no_save else None)
+    session = agent.session(resume=resume)
+    name = session.soul.name
+    if resume is not None:
+        print(
+            f"resuming conversation {session.id} ({len(session.messages)} messages) with "
+            f"{name} ({model_name}); Ctrl-D to end",
+            file=sys.stderr,
+        )
+    else:
+        print(f"chatting with {name} ({model_name}); Ctrl-D to end", file=sys.stderr)
+
+    prompt = "you> " if sys.stdin.isatty() else ""  # piped input: answers only
+
+    async def converse() -> None:
+        while True:
+            try:
+                line = await asyncio.to_thread(input, prompt)
+            except EOFError:
+                print(file=sys.stderr)
+                return
+            if not line.strip():
+                continue
+            answer = await session.send(line)
+            print(f"{name}> {answer}", flush=True)
+            _warn_unsaved(session, prog)
+
+    try:
+        asyncio.run(converse())
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+    if session.transcript is not None and session.save_error is None and len(session.messages):
+        print(f"saved as conversation {session.id}", file=sys.stderr)
+    return 0
+
+
+def _warn_unsaved(session: Session, prog: str) -> None:
+    error = session.save_error
+    if error is not None:
+        print(
+            f"{prog} chat: warning: this conversation is not being saved: {error}", file=sys.stderr
+        )
+
+
+# -- sessions ------------------------------------------------------------------------------
+
+
+def sessions(args: argparse.Namespace, home: Path, prog: str) -> int:
+    """Run one sessions action; 0 when done (a refusal raises, exit 1)."""
+    from .agents.conversations import Conversations
+
+    conversations = Conversations(home)
+    action = args.action
+    if action == "list":
+        found = conversations.list(limit=args.limit)
+        if not found and not args.json:
+            print(f"no saved conversations in {home}", file=sys.stderr)
+        for s in found:
+            if args.json:
+                print(json.dumps(s.to_json(), ensure_ascii=False))
+            else:
+                count = f"{s.messages} message{'' if s.messages == 1 else 's'}"
+                title = s.title or "(untitled)"
+                print(f"{s.id}  {_when(s.started)}  {count:>13}  {title}")
+        return 0
+    if action == "import":
+        return _import(conversations, args.args)
+    [id] = args.args
+    if action == "rm":
+        removed, n = conversations.remove(id)
+        print(f"removed conversation {removed} ({n} message{'' if n == 1 else 's'})")
+        return 0
+    if action == "export":
+        for message in conversations.export(id):
+            sys.stdout.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")
+        return 0
+    return _show(conversations, id)
+
+
+def _when(time: str) -> str:
+    return time[:19].replace("T", " ")
+
+
+def _import(conversations: Any, files: list[str]) -> int:
+    from .agents.conversations import read_chat_file
+    from .errors import ConversationError
+
+    # Read every file before saving any: one bad file means nothing is imported.
+    read: list[tuple[str, list[Any]]] = []
+    problems: list[str] = []
+    for file in files:
+        try:
+            read.append((file, read_chat_file(file)))
+        except ConversationError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ConversationError.of(problems, kind="invalid")
+    for file, messages in read:
+        id, new = conversations.import_messages(messages, where=file)
+        if new:
+            print(f"imported {file} as conversation {id} ({len(messages)} messages)")
+        else:
+            print(f"{file}: already imported as conversation {id}; nothing to do")
+    return 0
+
+
+def _show(conversations: Any, id: str) -> int:
+    saved = conversations.get(id)
+    print(f"conversation {saved.id}: {saved.title or '(untitled)'}")
+    facts = [f"started {_when(saved.started)}", f"last {_when(saved.ended)}"]
+    if saved.model:
+        facts.append(f"model {saved.model}")
+    facts.append(f"{saved.messages} messages" + (" (imported)" if saved.origin == "import" else ""))
+    print(" · ".join(facts))
+    names: dict[str, str] = {}
+    for message in conversations.export(saved.id):
+        role = message.get("role")
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        text = content or ""
+        if role == "tool":
+            name = names.get(str(message.get("tool_call_id")), "tool")
+            print(f"\n[{name}] {text}")
+            continue
+        if text:
+            print(f"\n{role}> {text}")
+        for call in message.get("tool_calls") or ():
+            function = call.get("function", {})
+            names[str(call.get("id"))] = str(function.get("name"))
+            print(f"\n{role}> calls {function.get('name')} {function.get('arguments') or '{}'}")
+    return 0
+
+
+# -- recall --------------------------------------------------------------------------------
+
+
+def recall(args: argparse.Namespace, home: Path, prog: str) -> int:
+    """Print the best hits for the query (text, or one JSON object per line)."""
+    from .agents.conversations import Conversations
+    from .agents.recall import format_hits
+
+    query = " ".join(args.query)
+    hits = Conversations(home).recall(query, limit=args.limit)
+    if args.json:
+        for hit in hits:
+            print(json.dumps(hit.to_json(), ensure_ascii=False))
+        if not hits:
+            print(f"{prog} recall: nothing found for {query!r}", file=sys.stderr)
+        return 0
+    print(format_hits(query, hits))
+    return 0
