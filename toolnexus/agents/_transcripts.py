@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from ._state import State
 
@@ -73,6 +74,7 @@ class Meta:
     title: str
     origin: str
     messages: int
+    usage: tuple[int, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,16 +171,30 @@ def import_conversation(
     return None
 
 
+#: A session's row with its message count and summed usage (FROM sessions s).
+_META = (
+    "s.id, s.started, s.ended, s.model, s.soul, s.title, s.origin, "
+    "(SELECT COUNT(*) FROM messages m WHERE m.session = s.id), "
+    + ", ".join(
+        f"(SELECT COALESCE(SUM(m.{column}), 0) FROM messages m WHERE m.session = s.id)"
+        for column in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    )
+)
+
+
+def _meta(row: Sequence[Any]) -> Meta:
+    id, started, ended, model, soul, title, origin, count, *usage = row
+    return Meta(id, started, ended, model, soul, title, origin, int(count), tuple(map(int, usage)))
+
+
 def sessions(state: State, *, limit: int | None = None) -> list[Meta]:
     """Saved sessions, the most recently started first."""
     with state.reading() as conn:
         rows = conn.execute(
-            "SELECT s.id, s.started, s.ended, s.model, s.soul, s.title, s.origin, "
-            "(SELECT COUNT(*) FROM messages m WHERE m.session = s.id) "
-            "FROM sessions s ORDER BY s.started DESC, s.id DESC LIMIT ?",
+            f"SELECT {_META} FROM sessions s ORDER BY s.started DESC, s.id DESC LIMIT ?",
             (-1 if limit is None else limit,),
         ).fetchall()
-    return [Meta(*row) for row in rows]
+    return [_meta(row) for row in rows]
 
 
 def match_ids(state: State, prefix: str) -> list[str]:
@@ -197,12 +213,10 @@ def meta(state: State, session: str) -> Meta | None:
     """One saved session's row, or None."""
     with state.reading() as conn:
         row = conn.execute(
-            "SELECT s.id, s.started, s.ended, s.model, s.soul, s.title, s.origin, "
-            "(SELECT COUNT(*) FROM messages m WHERE m.session = s.id) "
-            "FROM sessions s WHERE s.id = ?",
+            f"SELECT {_META} FROM sessions s WHERE s.id = ?",
             (session,),
         ).fetchone()
-    return None if row is None else Meta(*row)
+    return None if row is None else _meta(row)
 
 
 def messages(state: State, session: str) -> list[Stored]:

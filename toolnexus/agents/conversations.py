@@ -71,7 +71,8 @@ class SavedSession:
     """A saved conversation as `sessions list` shows it.
 
     `soul_digest` is the digest of the soul it last ran with (empty for an imported
-    one); `origin` is `live` (saved as it went) or `import`.
+    one); `origin` is `live` (saved as it went) or `import`; `usage` sums the tokens
+    its model responses reported.
     """
 
     id: str
@@ -82,6 +83,7 @@ class SavedSession:
     title: str
     messages: int
     origin: str
+    usage: Usage
 
     def to_json(self) -> dict[str, object]:
         """The fields as `sessions list --json` prints them."""
@@ -94,6 +96,12 @@ class SavedSession:
             "title": self.title,
             "messages": self.messages,
             "origin": self.origin,
+            "usage": {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "cache_read_tokens": self.usage.cache_read_tokens,
+                "cache_write_tokens": self.usage.cache_write_tokens,
+            },
         }
 
 
@@ -446,6 +454,7 @@ def _saved(meta: _transcripts.Meta) -> SavedSession:
         title=meta.title,
         messages=meta.messages,
         origin=meta.origin,
+        usage=Usage(*meta.usage),
     )
 
 
