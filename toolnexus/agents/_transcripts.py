@@ -183,8 +183,9 @@ _META = (
 
 
 def _meta(row: Sequence[Any]) -> Meta:
-    id, started, ended, model, soul, title, origin, count, *usage = row
-    return Meta(id, started, ended, model, soul, title, origin, int(count), tuple(map(int, usage)))
+    id, started, ended, model, soul, title, origin, count, a, b, c, d = row
+    usage = (int(a), int(b), int(c), int(d))
+    return Meta(id, started, ended, model, soul, title, origin, int(count), usage)
 
 
 def sessions(state: State, *, limit: int | None = None) -> list[Meta]:
