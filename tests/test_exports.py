@@ -31,6 +31,7 @@ def test_the_public_surface_is_exactly_pinned() -> None:
     ]
     assert agents.__all__ == [
         "Agent",
+        "Conversations",
         "Home",
         "HomeError",
         "Session",
@@ -38,6 +39,7 @@ def test_the_public_surface_is_exactly_pinned() -> None:
         "compose_soul",
         "from_dir",
         "memory_tool",
+        "recall_tool",
         "skill_tool",
         "watch_home",
     ]

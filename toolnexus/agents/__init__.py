@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..errors import HomeError
     from .agent import Agent, from_dir
+    from .conversations import Conversations
     from .home import Home
     from .memory import memory_tool
+    from .recall import recall_tool
     from .session import Session
     from .skills import skill_tool
     from .soul import Soul, compose_soul
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Agent",
+    "Conversations",
     "Home",
     "HomeError",
     "Session",
@@ -28,12 +31,15 @@ __all__ = [
     "compose_soul",
     "from_dir",
     "memory_tool",
+    "recall_tool",
     "skill_tool",
     "watch_home",
 ]
 
 _WHERE = {
     "Agent": ".agent",
+    "Conversations": ".conversations",
+    "recall_tool": ".recall",
     "Session": ".session",
     "from_dir": ".agent",
     "Home": ".home",

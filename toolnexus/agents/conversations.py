@@ -265,8 +265,11 @@ class Conversations:
             ConversationError: `not_found` or `ambiguous` (the candidates are named).
         """
         state = self._state()
-        meta = _transcripts.meta(state, self._resolve(state, id)) if state else None
-        assert meta is not None
+        session = self._resolve(state, id)
+        assert state is not None
+        meta = _transcripts.meta(state, session)
+        if meta is None:  # removed since it was found
+            raise ConversationError(f"no saved session {id!r} in {self.dir}", kind="not_found")
         return _saved(meta)
 
     @_guarded
