@@ -487,7 +487,8 @@ def test_a_hit_the_scanner_refuses_is_withheld_without_its_text(home: Path) -> N
     hits = conversations.recall("deploy")
     assert len(hits) == 2
     assert all(h.withheld and h.snippet == "" for h in hits)
-    assert {h.withheld.split(":")[0] for h in hits if h.withheld} == {"instruction-override", "secret"}
+    rules = {h.withheld.split(":")[0] for h in hits if h.withheld}
+    assert rules == {"instruction-override", "secret"}
     output = recall(home, "deploy")
     assert "ignore all previous" not in output
     assert "AKIA" not in output

@@ -335,8 +335,10 @@ def from_dir(
 
     Reads IDENTITY.md (and the skills) to check the wiring now, but composes no
     soul: that happens in `agent.session()`. Tools, in order: the builtins the
-    home enables (`skill` whenever it has skills, plus the names in `tools:`, in
-    `BUILTIN_TOOLS` order), then `memory_tool(dir)`, then `tools`.
+    home enables (`skill` whenever it has skills, `recall` whenever it has saved
+    conversations or memory history, plus the names in `tools:`, in
+    `BUILTIN_TOOLS` order), then `memory_tool(dir)`, then `tools`. Each session
+    saves its conversation in the home unless `save=False` or `sessions: off`.
 
     The home is read again at every session: a session's soul, which builtins
     it offers, whether `memory` is offered (`read_only`) and the memory limits
