@@ -349,13 +349,24 @@ def test_remove_deletes_the_text_from_every_byte_of_the_database(home: Path) -> 
     assert info.value.kind == "not_found"
 
 
-def test_forget_takes_a_change_out_of_the_search_index_too(home: Path) -> None:
-    asyncio.run(memory_tool(home).execute({"action": "add", "text": "pin is flumbergast"}))
-    assert "flumbergast" in recall(home, "flumbergast")
+def test_forget_takes_a_change_out_of_the_search_index_and_names_conversations(
+    home: Path,
+) -> None:
     from toolnexus.agents import Home
 
+    said = talk(home, ["noted"], "my pin is flumbergast")
+    talk(home, ["fine"], "nothing secret here")
+    asyncio.run(memory_tool(home).execute({"action": "add", "text": "pin is flumbergast"}))
+    assert "memory self add" in recall(home, "flumbergast")
     [change] = Home(home).history()
-    Home(home).forget(change.id)
+    message = Home(home).forget(change.id)
+    # The conversation that said it is named, so it can be removed too.
+    assert message.endswith(
+        f"It is also in saved conversation {said.id}: `toolnexus sessions HOME rm ID` "
+        "deletes it."
+    )
+    assert "memory self add" not in recall(home, "flumbergast")
+    Conversations(home).remove(said.id)
     assert recall(home, "flumbergast").startswith("nothing found")
     assert b"flumbergast" not in state_files(home)
 

@@ -38,6 +38,7 @@ __all__ = [
     "file_text",
     "find",
     "forget",
+    "forgotten_texts",
     "history",
     "last_digest",
     "latest",
@@ -297,10 +298,7 @@ def forget(state: State, id: int) -> tuple[Row, list[int], int] | None:
     if row is None:
         return None
     c = row.change
-    if row.shape == "file":
-        texts = _changed_lines(c.before or "", c.after or "")
-    else:
-        texts = [t for t in (c.before, c.after) if t]
+    texts = forgotten_texts(row)
     with state.transaction() as conn:
         conn.execute(
             "UPDATE memory_changes SET before = NULL, after = NULL, redacted = 1, "
@@ -326,6 +324,15 @@ def forget(state: State, id: int) -> tuple[Row, list[int], int] | None:
         conn.execute("INSERT INTO memory_changes_fts (memory_changes_fts) VALUES ('optimize')")
     state.checkpoint()
     return row, others, dropped
+
+
+def forgotten_texts(row: Row) -> list[str]:
+    """What `forget` blanks of a record: an entry change's texts, or the lines a
+    whole-file change added or removed."""
+    c = row.change
+    if row.shape == "file":
+        return _changed_lines(c.before or "", c.after or "")
+    return [t for t in (c.before, c.after) if t]
 
 
 def _changed_lines(before: str, after: str) -> list[str]:

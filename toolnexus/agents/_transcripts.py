@@ -35,6 +35,7 @@ __all__ = [
     "save",
     "search",
     "sessions",
+    "sessions_holding",
 ]
 
 #: The longest title kept: the first line of the first thing the person said.
@@ -251,6 +252,23 @@ def remove(state: State, session: str) -> int:
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
     state.checkpoint()
     return int(count)
+
+
+def sessions_holding(state: State, texts: Sequence[str]) -> list[str]:
+    """The ids of saved sessions with a message that contains one of `texts` (any case)."""
+    found: set[str] = set()
+    with state.reading() as conn:
+        for text in texts:
+            if not _WORDY.search(text):
+                continue
+            phrase = '"' + text.replace('"', '""') + '"'
+            rows = conn.execute(
+                "SELECT m.session, m.text FROM messages_fts "
+                "JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?",
+                (phrase,),
+            )
+            found.update(str(s) for s, body in rows if text.casefold() in body.casefold())
+    return sorted(found)
 
 
 def has_any(state: State) -> bool:

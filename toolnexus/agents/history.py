@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 
 from ..errors import ArgumentError, HistoryError, MemoryEditError
 from ..tools import call_context
-from . import _history
+from . import _history, _transcripts
 from ._files import MEMORY_FILES
 from ._history import Change, Pending, Row
 from ._identity import Target
@@ -213,7 +213,8 @@ class History:
         self._row(state, id)
         done = _history.forget(state, id)
         assert done is not None  # found just above; records are never deleted meanwhile
-        _, others, dropped = done
+        row, others, dropped = done
+        talks = _transcripts.sessions_holding(state, _history.forgotten_texts(row))
         versions = (
             f"the {dropped} kept version{'s' if dropped != 1 else ''} of the file that held "
             f"them {'are' if dropped != 1 else 'is'} gone too (restore cannot return to "
@@ -229,6 +230,12 @@ class History:
             listed = ", ".join(str(o) for o in others)
             message += f" The same text is also in change{'s' if len(others) > 1 else ''} "
             message += f"{listed}: forget {'those' if len(others) > 1 else 'it'} too."
+        if talks:
+            listed = ", ".join(talks)
+            message += (
+                f" It is also in saved conversation{'s' if len(talks) > 1 else ''} {listed}: "
+                f"`toolnexus sessions HOME rm ID` deletes {'those' if len(talks) > 1 else 'it'}."
+            )
         return message
 
     # -- parts ---------------------------------------------------------------------
