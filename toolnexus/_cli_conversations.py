@@ -45,7 +45,7 @@ def add_parsers(sub: Any, verb: Verb, prog: str) -> None:
         "--continue",
         dest="continue_",
         action="store_true",
-        help="continue the latest saved conversation",
+        help="continue the conversation most recently active",
     )
     p.add_argument("--resume", metavar="ID", help="continue the saved conversation ID")
     p.add_argument("--no-save", action="store_true", help="do not save this conversation")

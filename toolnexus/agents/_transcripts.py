@@ -28,6 +28,7 @@ __all__ = [
     "fts_queries",
     "has_any",
     "import_conversation",
+    "latest",
     "match_ids",
     "messages",
     "now",
@@ -199,6 +200,15 @@ def sessions(state: State, *, limit: int | None = None) -> list[Meta]:
     return [_meta(row) for row in rows]
 
 
+def latest(state: State) -> Meta | None:
+    """The session whose last message was saved most recently, or None."""
+    with state.reading() as conn:
+        row = conn.execute(
+            f"SELECT {_META} FROM sessions s ORDER BY s.ended DESC, s.started DESC LIMIT 1"
+        ).fetchone()
+    return None if row is None else _meta(row)
+
+
 def match_ids(state: State, prefix: str) -> list[str]:
     """The ids of saved sessions that start with `prefix` (an exact id matches alone)."""
     with state.reading() as conn:
@@ -292,7 +302,7 @@ def fts_queries(text: str) -> tuple[str, str] | None:
     ending in `*` is a prefix term. None when the text has no word at all.
     """
     terms: list[str] = []
-    for chunk in text.split():
+    for chunk in text.replace("\x00", " ").split():  # SQLite ends a query at a NUL
         if not _WORDY.search(chunk):
             continue
         prefix = chunk.endswith("*")

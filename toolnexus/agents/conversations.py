@@ -253,9 +253,11 @@ class Conversations:
 
     @_guarded
     def latest(self) -> SavedSession | None:
-        """The most recently started saved session, or None when there is none."""
-        found = self.list(limit=1)
-        return found[0] if found else None
+        """The saved session most recently active (what `chat --continue` continues),
+        or None when there is none."""
+        state = self._state()
+        found = _transcripts.latest(state) if state is not None else None
+        return _saved(found) if found is not None else None
 
     @_guarded
     def get(self, id: str) -> SavedSession:
@@ -421,8 +423,9 @@ def read_chat_file(path: str | os.PathLike[str]) -> builtins.list[Any]:
     """
     shown = os.fspath(path)
     try:
-        with open(path, encoding="utf-8-sig") as fh:
-            lines = fh.read().splitlines()
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            # Lines end at \n alone (and \r\n): U+2028 and friends are text in a JSON string.
+            lines = [line.removesuffix("\r") for line in fh.read().split("\n")]
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConversationError(f"{shown}: cannot be read: {reason}", kind="invalid") from None
@@ -434,7 +437,7 @@ def read_chat_file(path: str | os.PathLike[str]) -> builtins.list[Any]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            problems.append(f"{shown}:{n}: not JSON ({exc.msg} at column {exc.colno})")
+            problems.append(f"{shown}:{n}: not JSON ({exc.msg}: column {exc.colno})")
             continue
         why = chat_problem(value)
         if why is not None:
