@@ -232,23 +232,12 @@ def _when(time: str) -> str:
 
 
 def _import(conversations: Any, files: list[str]) -> int:
-    from .agents.conversations import read_chat_file
-    from .errors import ConversationError
-
-    # Read every file before saving any: one bad file means nothing is imported.
-    read: list[tuple[str, list[Any]]] = []
-    problems: list[str] = []
-    for file in files:
-        try:
-            read.append((file, read_chat_file(file)))
-        except ConversationError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise ConversationError.of(problems, kind="invalid")
-    for file, messages in read:
-        id, new = conversations.import_messages(messages, where=file)
+    # Every file is checked before any is saved: one bad file means nothing is imported.
+    done = conversations.import_files(files)
+    for file, (id, new) in zip(files, done, strict=True):
         if new:
-            print(f"imported {file} as conversation {id} ({len(messages)} messages)")
+            count = conversations.get(id).messages
+            print(f"imported {file} as conversation {id} ({count} messages)")
         else:
             print(f"{file}: already imported as conversation {id}; nothing to do")
     return 0

@@ -112,8 +112,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE VIRTUAL TABLE messages_fts USING fts5(
         text, content='messages', content_rowid='id',
-        tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
+        tokenize='porter unicode61 remove_diacritics 2'
     );
+    -- merge index segments 8 at a time, not 4: a large import is quicker, a search the same
+    INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 8);
     CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
         INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
     END;
@@ -122,7 +124,7 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     CREATE VIRTUAL TABLE memory_changes_fts USING fts5(
         before, after, content='memory_changes', content_rowid='id',
-        tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
+        tokenize='porter unicode61 remove_diacritics 2'
     );
     CREATE TRIGGER memory_changes_fts_insert AFTER INSERT ON memory_changes BEGIN
         INSERT INTO memory_changes_fts (rowid, before, after)
@@ -318,6 +320,7 @@ def _configure(conn: sqlite3.Connection, db: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")
         conn.execute("PRAGMA journal_size_limit = 1048576")  # a checkpointed log shrinks back
+        conn.execute("PRAGMA cache_size = -16384")  # 16 MiB at most: a large import stays quick
     except sqlite3.Error as exc:
         conn.close()
         raise unusable(db, exc) from None

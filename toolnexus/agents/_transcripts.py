@@ -13,6 +13,7 @@ the conversation types are a layer above.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -22,12 +23,13 @@ from ._state import State
 
 __all__ = [
     "Found",
+    "Imported",
     "Meta",
     "Record",
     "Stored",
     "fts_queries",
     "has_any",
-    "import_conversation",
+    "import_conversations",
     "latest",
     "match_ids",
     "messages",
@@ -42,7 +44,10 @@ __all__ = [
 #: The longest title kept: the first line of the first thing the person said.
 TITLE_CHARS = 80
 #: Words of context a snippet shows around what matched.
-SNIPPET_TOKENS = 24
+SNIPPET_TOKENS = 32
+#: A query matching more messages than this ranks the newest this many of them: a word
+#: in every other message would otherwise cost a score for each (seconds at a million).
+RANKED_MATCHES = 2_000
 #: At most this many query terms are searched (the rest are ignored).
 MAX_TERMS = 32
 
@@ -118,20 +123,48 @@ def title_of(records: Sequence[Record]) -> str:
     return ""
 
 
-def _insert(conn: object, session: str, time: str, records: Sequence[Record]) -> None:
-    first = conn.execute(  # type: ignore[attr-defined]
+_COLUMNS = 12
+_ROW = "(" + ", ".join("?" * _COLUMNS) + ")"
+
+
+def _rows_per_statement(conn: sqlite3.Connection) -> int:
+    """How many message rows fit in one INSERT (SQLite caps the parameters per statement)."""
+    limit = 999  # the smallest cap any SQLite has had
+    getlimit = getattr(conn, "getlimit", None)  # Python 3.11+
+    which = getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER", None)
+    if getlimit is not None and which is not None:
+        limit = getlimit(which)
+    return max(1, min(limit // _COLUMNS, 2000))
+
+
+def _rows(session: str, first: int, time: str, records: Sequence[Record]) -> list[tuple[Any, ...]]:
+    return [
+        (session, first + n, time, r.role, r.name, r.data, r.text, int(r.is_error))
+        + (r.usage or (None, None, None, None))
+        for n, r in enumerate(records, start=1)
+    ]
+
+
+def _insert(conn: sqlite3.Connection, session: str, time: str, records: Sequence[Record]) -> None:
+    """Append `records` to `session`'s messages, numbered after the last one saved."""
+    first = conn.execute(
         "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session = ?", (session,)
     ).fetchone()[0]
-    conn.executemany(  # type: ignore[attr-defined]
-        "INSERT INTO messages (session, seq, time, role, name, data, text, is_error, "
-        "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (session, first + n, time, r.role, r.name, r.data, r.text, int(r.is_error))
-            + (r.usage or (None, None, None, None))
-            for n, r in enumerate(records, start=1)
-        ],
-    )
+    _insert_rows(conn, _rows(session, first, time, records))
+
+
+def _insert_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Insert message rows as multi-row INSERTs: the search index's trigger then writes
+    one index segment per statement, not one per message, which is several times faster."""
+    step = _rows_per_statement(conn)
+    for start in range(0, len(rows), step):
+        chunk = rows[start : start + step]
+        conn.execute(
+            "INSERT INTO messages (session, seq, time, role, name, data, text, is_error, "
+            "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens) VALUES "
+            + ", ".join([_ROW] * len(chunk)),
+            [value for row in chunk for value in row],
+        )
 
 
 def save(
@@ -155,22 +188,45 @@ def save(
         _insert(conn, session, time, records)
 
 
-def import_conversation(
-    state: State, *, session: str, records: Sequence[Record], digest: str, title: str = ""
-) -> str | None:
-    """Save an imported conversation; the id it was imported as before, if it was."""
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """One conversation to import: a new id for it, its rows, and the digest of its
+    messages (the same messages are imported once)."""
+
+    session: str
+    records: Sequence[Record]
+    digest: str
+    title: str = ""
+
+
+def import_conversations(state: State, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
+    """Save imported conversations in one transaction; for each, `(id, new)`: a
+    conversation imported before keeps the id it got then and is not saved again."""
     time = now()
+    out: list[tuple[str, bool]] = []
+    seen: dict[str, str] = {}
+    rows: list[tuple[Any, ...]] = []
     with state.transaction() as conn:
-        row = conn.execute("SELECT id FROM sessions WHERE digest = ?", (digest,)).fetchone()
-        if row is not None:
-            return str(row[0])
-        conn.execute(
-            "INSERT INTO sessions (id, started, ended, model, soul, title, origin, digest) "
-            "VALUES (?, ?, ?, NULL, '', ?, 'import', ?)",
-            (session, time, time, title or title_of(records), digest),
-        )
-        _insert(conn, session, time, records)
-    return None
+        for item in batch:
+            before = seen.get(item.digest)
+            if before is None:
+                row = conn.execute(
+                    "SELECT id FROM sessions WHERE digest = ?", (item.digest,)
+                ).fetchone()
+                before = None if row is None else str(row[0])
+            if before is not None:
+                out.append((before, False))
+                continue
+            conn.execute(
+                "INSERT INTO sessions (id, started, ended, model, soul, title, origin, digest) "
+                "VALUES (?, ?, ?, NULL, '', ?, 'import', ?)",
+                (item.session, time, time, item.title or title_of(item.records), item.digest),
+            )
+            rows.extend(_rows(item.session, 0, time, item.records))  # a new id: seq from 1
+            seen[item.digest] = item.session
+            out.append((item.session, True))
+        _insert_rows(conn, rows)
+    return out
 
 
 #: A session's row with its message count and summed usage (FROM sessions s).
@@ -291,6 +347,77 @@ def has_any(state: State) -> bool:
 
 
 _WORDY = re.compile(r"\w")
+_WORDS = re.compile(r"\w+")
+#: Words too common to search for when the query has others ("what is the codename").
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
 _SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
 
 
@@ -302,13 +429,19 @@ def fts_queries(text: str) -> tuple[str, str] | None:
     ending in `*` is a prefix term. None when the text has no word at all.
     """
     terms: list[str] = []
+    common: set[str] = set()
     for chunk in text.replace("\x00", " ").split():  # SQLite ends a query at a NUL
-        if not _WORDY.search(chunk):
+        words = _WORDS.findall(chunk.lower())
+        if not words:
             continue
         prefix = chunk.endswith("*")
         term = '"' + chunk.replace('"', '""') + '"' + ("*" if prefix else "")
         if term not in terms:
             terms.append(term)
+        if not prefix and all(w in _STOPWORDS or len(w) == 1 for w in words):
+            common.add(term)
+    if len(common) < len(terms):  # search the telling words; all of them if none is
+        terms = [term for term in terms if term not in common]
     terms = terms[:MAX_TERMS]
     if not terms:
         return None
@@ -323,9 +456,11 @@ def search(state: State, query: str, *, limit: int, exclude: str | None = None) 
             "SELECT m.id, m.session, m.time, m.role, m.text, "
             f"snippet(messages_fts, 0, '', '', '…', {SNIPPET_TOKENS}), messages_fts.rank "
             "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-            "WHERE messages_fts MATCH ? AND m.session IS NOT ? "
-            "ORDER BY messages_fts.rank LIMIT ?",
-            (query, exclude, limit),
+            "WHERE messages_fts MATCH :query AND m.session IS NOT :exclude "
+            "AND messages_fts.rowid >= COALESCE((SELECT rowid FROM messages_fts "
+            "WHERE messages_fts MATCH :query ORDER BY rowid DESC LIMIT 1 OFFSET :ranked), 0) "
+            "ORDER BY messages_fts.rank LIMIT :limit",
+            {"query": query, "exclude": exclude, "ranked": RANKED_MATCHES, "limit": limit},
         ).fetchall()
         found = [
             Found("message", ref, session, time, role, snippet, text, rank)

@@ -43,6 +43,8 @@ __all__ = [
 DEFAULT_RECALL_LIMIT = 5
 #: The most hits one recall returns.
 MAX_RECALL_LIMIT = 50
+#: Messages saved per transaction by a large import.
+_IMPORT_CHUNK = 20_000
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -313,33 +315,17 @@ class Conversations:
             ConversationError: (kind `invalid`) naming each message that is not a
                 chat-format message (`where:N: rule`); nothing is saved then.
         """
-        problems = []
-        for n, value in enumerate(messages, start=1):
-            why = chat_problem(value)
-            if why is not None:
-                problems.append(f"{where}:{n}: {why}")
+        problems = [
+            f"{where}:{n}: {why}"
+            for n, value in enumerate(messages, start=1)
+            if (why := chat_problem(value)) is not None
+        ]
         if not messages:
             problems.append(f"{where}: no messages: a conversation has at least one")
         if problems:
             raise ConversationError.of(problems, kind="invalid")
-        datas = [_dumps(value) for value in messages]
-        digest = hashlib.sha256("\n".join(datas).encode()).hexdigest()
-        records = [
-            Record(
-                role=str(value["role"]),
-                name="",
-                data=data,
-                text=chat_text(value) if value["role"] not in ("system", "developer") else "",
-            )
-            for value, data in zip(messages, datas, strict=True)
-        ]
-        state = self._state(create=True)
-        assert state is not None
-        session = new_session_id()
-        before = _transcripts.import_conversation(
-            state, session=session, records=records, digest=digest, title=title
-        )
-        return (before, False) if before is not None else (session, True)
+        [done] = self._save_imports([_imported(messages, title)])
+        return done
 
     def import_file(self, path: str | os.PathLike[str]) -> tuple[str, bool]:
         """Save the conversation in a JSONL file (one chat-format message per line).
@@ -350,7 +336,53 @@ class Conversations:
             ConversationError: (kind `invalid`) naming the file, line and rule, or
                 why the file cannot be read.
         """
-        return self.import_messages(read_chat_file(path), where=os.fspath(path))
+        [done] = self.import_files([path])
+        return done
+
+    @_guarded
+    def import_files(
+        self, paths: Sequence[str | os.PathLike[str]]
+    ) -> builtins.list[tuple[str, bool]]:
+        """Save the conversation in each JSONL file; `(id, new)` for each, in order.
+
+        Every file is read and checked before any is saved: one bad line in one
+        file means nothing is imported. What is saved goes in a few large
+        transactions, so a big import is quick.
+
+        Raises:
+            ConversationError: (kind `invalid`) naming every bad file, line and rule.
+        """
+        read: builtins.list[builtins.list[tuple[str, Any]]] = []
+        problems: builtins.list[str] = []
+        for path in paths:
+            try:
+                read.append(_read_chat_lines(path))
+            except ConversationError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise ConversationError.of(problems, kind="invalid")
+        return self._save_imports(
+            [
+                _imported([value for _, value in pairs], lines=[line for line, _ in pairs])
+                for pairs in read
+            ]
+        )
+
+    def _save_imports(
+        self, batch: Sequence[_transcripts.Imported]
+    ) -> builtins.list[tuple[str, bool]]:
+        state = self._state(create=True)
+        assert state is not None
+        done: builtins.list[tuple[str, bool]] = []
+        start = size = 0
+        # One transaction per ~20,000 messages: quick, yet never holding the write
+        # lock long enough to stall a live session saving its turn.
+        for end, item in enumerate(batch, start=1):
+            size += len(item.records)
+            if size >= _IMPORT_CHUNK or end == len(batch):
+                done.extend(_transcripts.import_conversations(state, batch[start:end]))
+                start, size = end, 0
+        return done
 
     @_guarded
     def remove(self, id: str) -> tuple[str, int]:
@@ -421,6 +453,11 @@ def read_chat_file(path: str | os.PathLike[str]) -> builtins.list[Any]:
         ConversationError: (kind `invalid`) naming the file, each bad line and its
             rule, or why the file cannot be read.
     """
+    return [value for _, value in _read_chat_lines(path)]
+
+
+def _read_chat_lines(path: str | os.PathLike[str]) -> builtins.list[tuple[str, Any]]:
+    """`read_chat_file`, keeping each message's line as written."""
     shown = os.fspath(path)
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
@@ -429,10 +466,11 @@ def read_chat_file(path: str | os.PathLike[str]) -> builtins.list[Any]:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConversationError(f"{shown}: cannot be read: {reason}", kind="invalid") from None
-    values: builtins.list[Any] = []
+    values: builtins.list[tuple[str, Any]] = []
     problems = []
     for n, line in enumerate(lines, start=1):
-        if not line.strip():
+        line = line.strip()
+        if not line:
             continue
         try:
             value = json.loads(line)
@@ -442,12 +480,34 @@ def read_chat_file(path: str | os.PathLike[str]) -> builtins.list[Any]:
         why = chat_problem(value)
         if why is not None:
             problems.append(f"{shown}:{n}: {why}")
-        values.append(value)
-    if not lines or not any(line.strip() for line in lines):
+        values.append((line, value))
+    if not values and not problems:
         problems.append(f"{shown}: no messages: a conversation has at least one")
     if problems:
         raise ConversationError.of(problems, kind="invalid")
     return values
+
+
+def _imported(
+    messages: Sequence[Mapping[str, Any]], title: str = "", lines: Sequence[str] | None = None
+) -> _transcripts.Imported:
+    """An import's rows (the messages are already checked), its digest and a new id.
+
+    `lines` are the messages as a file wrote them (one JSON text each), kept as they
+    are, so an export gives back the file's own lines.
+    """
+    datas = [_dumps(value) for value in messages] if lines is None else lines
+    records = [
+        Record(
+            role=str(value["role"]),
+            name="",
+            data=data,
+            text=chat_text(value) if value["role"] not in ("system", "developer") else "",
+        )
+        for value, data in zip(messages, datas, strict=True)
+    ]
+    digest = hashlib.sha256("\n".join(datas).encode()).hexdigest()
+    return _transcripts.Imported(new_session_id(), records, digest, title)
 
 
 def _saved(meta: _transcripts.Meta) -> SavedSession:
