@@ -104,7 +104,8 @@ def test_writers_killed_at_random_moments_lose_nothing_acknowledged(tmp_path: Pa
     assert out.returncode == 0, out.stderr
     acked = acks.read_text(encoding="utf-8").split() if acks.exists() else []
     note = f"seed={seed} acked={len(acked)}"
-    assert len(acked) > 100, note  # most writers got some writes done before their kill
+    assert len(acked) > 40, note  # the writers got writes done before their kills (a loaded
+    # machine may give them fewer: the point is what happens to those that were acknowledged)
 
     # The next run: reading the log records whatever a killed writer left unrecorded.
     log = list(reversed(Home(home).history()))

@@ -13,12 +13,9 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._cli_memory import UsageError
-
-if TYPE_CHECKING:
-    from .agents.session import Session
 
 __all__ = ["SESSION_ACTIONS", "add_parsers", "chat", "check_args", "recall", "sessions"]
 
@@ -163,6 +160,7 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
     prompt = "you> " if sys.stdin.isatty() else ""  # piped input: answers only
 
     async def converse() -> None:
+        warned = False
         while True:
             try:
                 line = await asyncio.to_thread(input, prompt)
@@ -173,7 +171,12 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
                 continue
             answer = await session.send(line)
             print(f"{name}> {answer}", flush=True)
-            _warn_unsaved(session, prog)
+            error = session.save_error
+            if error is not None and not warned:  # once, and again only after a recovery
+                print(
+                    f"{prog} chat: warning: not saving this conversation: {error}", file=sys.stderr
+                )
+            warned = error is not None
 
     try:
         asyncio.run(converse())
@@ -182,14 +185,6 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
     if session.transcript is not None and session.save_error is None and len(session.messages):
         print(f"saved as conversation {session.id}", file=sys.stderr)
     return 0
-
-
-def _warn_unsaved(session: Session, prog: str) -> None:
-    error = session.save_error
-    if error is not None:
-        print(
-            f"{prog} chat: warning: this conversation is not being saved: {error}", file=sys.stderr
-        )
 
 
 # -- sessions ------------------------------------------------------------------------------

@@ -309,22 +309,16 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     """Talk to the persona through an OpenAI-compatible model; the conversation is saved."""
-    from . import _cli_conversations
-
     return _cli_conversations.chat(args, _home_dir(args.dir), PROG)
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     """List, show, export, import or remove saved conversations."""
-    from . import _cli_conversations
-
     return _cli_conversations.sessions(args, _home_dir(args.dir), PROG)
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """Search saved conversations and the memory history."""
-    from . import _cli_conversations
-
     return _cli_conversations.recall(args, _home_dir(args.dir), PROG)
 
 

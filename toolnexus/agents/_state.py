@@ -122,25 +122,36 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
         INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
     END;
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+    END;
     CREATE VIRTUAL TABLE memory_changes_fts USING fts5(
         before, after, content='memory_changes', content_rowid='id',
         tokenize='porter unicode61 remove_diacritics 2'
     );
+    -- A whole-file change is indexed by the file after it (its before is the previous
+    -- change's after: indexed there). Every trigger passes the same values, as an
+    -- external-content index needs.
     CREATE TRIGGER memory_changes_fts_insert AFTER INSERT ON memory_changes BEGIN
-        INSERT INTO memory_changes_fts (rowid, before, after)
-        VALUES (new.id, new.before, new.after);
+        INSERT INTO memory_changes_fts (rowid, before, after) VALUES
+        (new.id, CASE WHEN new.shape = 'file' THEN NULL ELSE new.before END, new.after);
     END;
     CREATE TRIGGER memory_changes_fts_delete AFTER DELETE ON memory_changes BEGIN
-        INSERT INTO memory_changes_fts (memory_changes_fts, rowid, before, after)
-        VALUES ('delete', old.id, old.before, old.after);
+        INSERT INTO memory_changes_fts (memory_changes_fts, rowid, before, after) VALUES
+        ('delete', old.id, CASE WHEN old.shape = 'file' THEN NULL ELSE old.before END,
+         old.after);
     END;
-    CREATE TRIGGER memory_changes_fts_update AFTER UPDATE ON memory_changes BEGIN
-        INSERT INTO memory_changes_fts (memory_changes_fts, rowid, before, after)
-        VALUES ('delete', old.id, old.before, old.after);
-        INSERT INTO memory_changes_fts (rowid, before, after)
-        VALUES (new.id, new.before, new.after);
+    CREATE TRIGGER memory_changes_fts_update AFTER UPDATE OF before, after ON memory_changes
+    BEGIN
+        INSERT INTO memory_changes_fts (memory_changes_fts, rowid, before, after) VALUES
+        ('delete', old.id, CASE WHEN old.shape = 'file' THEN NULL ELSE old.before END,
+         old.after);
+        INSERT INTO memory_changes_fts (rowid, before, after) VALUES
+        (new.id, CASE WHEN new.shape = 'file' THEN NULL ELSE new.before END, new.after);
     END;
-    INSERT INTO memory_changes_fts (memory_changes_fts) VALUES ('rebuild');
+    INSERT INTO memory_changes_fts (rowid, before, after)
+    SELECT id, CASE WHEN shape = 'file' THEN NULL ELSE before END, after FROM memory_changes;
     """,
 )
 
@@ -365,6 +376,9 @@ def _connect(db: Path) -> State:
 
 def _migrate(conn: sqlite3.Connection, db: Path) -> None:
     """Bring the schema to the newest version, one migration per transaction."""
+    # Current already (the usual case): no write lock, so opening never waits on a writer.
+    if conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+        return
     while True:
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -22,12 +22,10 @@ from typing import Any
 from ._state import State
 
 __all__ = [
-    "Found",
     "Imported",
     "Meta",
     "Record",
     "Stored",
-    "fts_queries",
     "has_any",
     "import_conversations",
     "latest",
@@ -36,20 +34,20 @@ __all__ = [
     "now",
     "remove",
     "save",
-    "search",
+    "scrub",
+    "secure_delete",
     "sessions",
-    "sessions_holding",
 ]
 
 #: The longest title kept: the first line of the first thing the person said.
 TITLE_CHARS = 80
-#: Words of context a snippet shows around what matched.
-SNIPPET_TOKENS = 32
-#: A query matching more messages than this ranks the newest this many of them: a word
-#: in every other message would otherwise cost a score for each (seconds at a million).
-RANKED_MATCHES = 2_000
-#: At most this many query terms are searched (the rest are ignored).
-MAX_TERMS = 32
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """Text SQLite can store: a lone surrogate (half an emoji cut by a server, bytes a
+    terminal could not decode) becomes U+FFFD instead of failing the save."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def now() -> str:
@@ -97,21 +95,6 @@ class Stored:
     usage: tuple[int, int, int, int] | None
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
-    """One search hit before it is shown: `kind` is `message` or `memory`; `ref` is the
-    message's row id or the change's id; `text` is the whole text it was found in."""
-
-    kind: str
-    ref: int
-    session: str | None
-    time: str
-    role: str
-    snippet: str
-    text: str
-    rank: float
-
-
 def title_of(records: Sequence[Record]) -> str:
     """A title for a conversation: the first line of its first user message."""
     for record in records:
@@ -119,6 +102,7 @@ def title_of(records: Sequence[Record]) -> str:
             for line in record.text.splitlines():
                 line = " ".join(line.split())
                 if line:
+                    line = scrub(line)
                     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
     return ""
 
@@ -139,7 +123,7 @@ def _rows_per_statement(conn: sqlite3.Connection) -> int:
 
 def _rows(session: str, first: int, time: str, records: Sequence[Record]) -> list[tuple[Any, ...]]:
     return [
-        (session, first + n, time, r.role, r.name, r.data, r.text, int(r.is_error))
+        (session, first + n, time, r.role, r.name, scrub(r.data), scrub(r.text), int(r.is_error))
         + (r.usage or (None, None, None, None))
         for n, r in enumerate(records, start=1)
     ]
@@ -168,9 +152,16 @@ def _insert_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> N
 
 
 def save(
-    state: State, *, session: str, model: str | None, soul: str, records: Sequence[Record]
-) -> None:
-    """Append `records` to a live session, creating its row on the first save."""
+    state: State,
+    *,
+    session: str,
+    model: str | None,
+    soul: str,
+    records: Sequence[Record],
+    create: bool = True,
+) -> bool:
+    """Append `records` to a live session, creating its row when `create`; False (and
+    nothing saved) when the row is gone and not `create`: the conversation was removed."""
     time = now()
     title = title_of(records)
     with state.transaction() as conn:
@@ -180,12 +171,15 @@ def save(
             (time, model, soul, title, session),
         ).rowcount
         if not updated:
+            if not create:
+                return False
             conn.execute(
                 "INSERT INTO sessions (id, started, ended, model, soul, title, origin) "
                 "VALUES (?, ?, ?, ?, ?, ?, 'live')",
                 (session, time, time, model, soul, title),
             )
         _insert(conn, session, time, records)
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +262,7 @@ def latest(state: State) -> Meta | None:
 def match_ids(state: State, prefix: str) -> list[str]:
     """The ids of saved sessions that start with `prefix` (an exact id matches alone)."""
     with state.reading() as conn:
+        prefix = scrub(prefix)
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (prefix,)).fetchone():
             return [prefix]
         rows = conn.execute(
@@ -312,29 +307,24 @@ def messages(state: State, session: str) -> list[Stored]:
 def remove(state: State, session: str) -> int:
     """Delete a saved session and its messages for good; how many messages it had."""
     with state.transaction() as conn:
+        secure = secure_delete(conn, "messages_fts")
         count = conn.execute("DELETE FROM messages WHERE session = ?", (session,)).rowcount
         conn.execute("DELETE FROM sessions WHERE id = ?", (session,))
-        # The search index drops a deleted text only when its segments merge: merge now.
-        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+        if not secure:  # the index drops a deleted text only when its segments merge
+            conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
     state.checkpoint()
     return int(count)
 
 
-def sessions_holding(state: State, texts: Sequence[str]) -> list[str]:
-    """The ids of saved sessions with a message that contains one of `texts` (any case)."""
-    found: set[str] = set()
-    with state.reading() as conn:
-        for text in texts:
-            if not _WORDY.search(text):
-                continue
-            phrase = '"' + text.replace('"', '""') + '"'
-            rows = conn.execute(
-                "SELECT m.session, m.text FROM messages_fts "
-                "JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?",
-                (phrase,),
-            )
-            found.update(str(s) for s, body in rows if text.casefold() in body.casefold())
-    return sorted(found)
+def secure_delete(conn: sqlite3.Connection, table: str) -> bool:
+    """Have the FTS5 index `table` remove a deleted row's tokens at once (SQLite 3.42+);
+    False where SQLite cannot, and the caller must merge the index (`optimize`) instead,
+    which rewrites all of it."""
+    try:
+        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('secure-delete', 1)")
+    except sqlite3.OperationalError:
+        return False
+    return True
 
 
 def has_any(state: State) -> bool:
@@ -344,143 +334,3 @@ def has_any(state: State) -> bool:
             "SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM memory_changes)"
         ).fetchone()
     return bool(row[0])
-
-
-_WORDY = re.compile(r"\w")
-_WORDS = re.compile(r"\w+")
-#: Words too common to search for when the query has others ("what is the codename").
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "to",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    ]
-)
-_SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
-
-
-def fts_queries(text: str) -> tuple[str, str] | None:
-    """FTS5 queries for what a person typed: all the words, then any of them.
-
-    Each whitespace-separated chunk becomes a quoted phrase, so nothing the user
-    types is FTS syntax (`NEAR`, `-`, `(`, `:` are words or nothing); a chunk
-    ending in `*` is a prefix term. None when the text has no word at all.
-    """
-    terms: list[str] = []
-    common: set[str] = set()
-    for chunk in text.replace("\x00", " ").split():  # SQLite ends a query at a NUL
-        words = _WORDS.findall(chunk.lower())
-        if not words:
-            continue
-        prefix = chunk.endswith("*")
-        term = '"' + chunk.replace('"', '""') + '"' + ("*" if prefix else "")
-        if term not in terms:
-            terms.append(term)
-        if not prefix and all(w in _STOPWORDS or len(w) == 1 for w in words):
-            common.add(term)
-    if len(common) < len(terms):  # search the telling words; all of them if none is
-        terms = [term for term in terms if term not in common]
-    terms = terms[:MAX_TERMS]
-    if not terms:
-        return None
-    return " ".join(terms), " OR ".join(terms)
-
-
-def search(state: State, query: str, *, limit: int, exclude: str | None = None) -> list[Found]:
-    """The best `limit` hits for FTS5 `query` among saved messages (leaving out the
-    session `exclude`) and the memory history, best first."""
-    with state.reading() as conn:
-        rows = conn.execute(
-            "SELECT m.id, m.session, m.time, m.role, m.text, "
-            f"snippet(messages_fts, 0, '', '', '…', {SNIPPET_TOKENS}), messages_fts.rank "
-            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-            "WHERE messages_fts MATCH :query AND m.session IS NOT :exclude "
-            "AND messages_fts.rowid >= COALESCE((SELECT rowid FROM messages_fts "
-            "WHERE messages_fts MATCH :query ORDER BY rowid DESC LIMIT 1 OFFSET :ranked), 0) "
-            "ORDER BY messages_fts.rank LIMIT :limit",
-            {"query": query, "exclude": exclude, "ranked": RANKED_MATCHES, "limit": limit},
-        ).fetchall()
-        found = [
-            Found("message", ref, session, time, role, snippet, text, rank)
-            for ref, session, time, role, text, snippet, rank in rows
-        ]
-        rows = conn.execute(
-            "SELECT c.id, c.source, c.time, c.target, c.action, "
-            "COALESCE(c.before, '') || char(10) || COALESCE(c.after, ''), "
-            f"snippet(memory_changes_fts, -1, '', '', '…', {SNIPPET_TOKENS}), "
-            "memory_changes_fts.rank "
-            "FROM memory_changes_fts JOIN memory_changes c ON c.id = memory_changes_fts.rowid "
-            "WHERE memory_changes_fts MATCH ? ORDER BY memory_changes_fts.rank LIMIT ?",
-            (query, limit),
-        ).fetchall()
-    for ref, source, time, target, action, text, snippet, rank in rows:
-        mark = _SESSION_IN_SOURCE.search(source)
-        role = f"memory {target} {action}"
-        found.append(
-            Found("memory", ref, mark.group(1) if mark else None, time, role, snippet, text, rank)
-        )
-    found.sort(key=lambda f: f.time, reverse=True)  # equal ranks: the newest first
-    found.sort(key=lambda f: f.rank)  # bm25: lower is better
-    return found[:limit]

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from ..errors import ConversationError, HomeError
 from ..tools import Tool, define_tool
+from ._chatfile import new_session_id
 from ._files import MEMORY_FILES
 from ._identity import IdentityConfig
 from ._load import valid_skills
-from .conversations import Conversations, Transcript, new_session_id
+from .conversations import Conversations, Transcript
 from .home import Home
 from .memory import memory_tool
 from .models import Message, Model
@@ -231,6 +232,7 @@ class Agent:
                 session=session_id,
                 soul_digest=soul.digest,
                 model=_model_name(chosen),
+                resumed=resume is not None,
             )
             if save
             else None
@@ -311,12 +313,17 @@ class _Wiring:
         return tool
 
 
+_WARNED: set[str] = set()
+
+
 def _has_past(home: Home) -> bool:
     """Whether the home has anything to recall (an unusable database has nothing)."""
     try:
         return Conversations(home.path).has_any()
     except ConversationError as exc:
-        logger.warning("%s: no recall tool: %s", home.path, exc)
+        if str(exc) not in _WARNED:  # once per problem, not at every session
+            _WARNED.add(str(exc))
+            logger.warning("%s: no recall tool: %s", home.path, exc)
         return False
 
 

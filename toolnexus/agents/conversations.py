@@ -12,23 +12,21 @@ from __future__ import annotations
 
 import builtins
 import functools
-import hashlib
 import json
 import os
 import sqlite3
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from ..errors import ArgumentError, ConversationError, HistoryError
-from . import _transcripts
+from . import _search, _transcripts
+from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
 from ._memo import verdict
 from ._state import DB_NAME, State, open_state, state_dir, unusable
-from ._transcripts import Record
-from .models._base import AssistantMessage, Message, ToolResultMessage, Usage
-from .models._chat import chat_problem, chat_text, from_chat, to_chat
+from .models._base import Message, Usage
+from .models._chat import chat_problem, from_chat
 
 __all__ = [
     "DEFAULT_RECALL_LIMIT",
@@ -139,40 +137,6 @@ class Hit:
         }
 
 
-def to_records(messages: Iterable[Message]) -> list[Record]:
-    """The rows to save for `messages`: the chat format, what recall searches, usage."""
-    records = []
-    for message in messages:
-        data = to_chat(message)
-        name = message.name if isinstance(message, ToolResultMessage) else ""
-        usage = message.usage if isinstance(message, AssistantMessage) else None
-        records.append(
-            Record(
-                role=message.role,
-                name=name,
-                data=_dumps(data),
-                # recall's own calls and results are not searched again: earlier hits
-                text="" if name == "recall" else chat_text(data, skip_calls=("recall",)),
-                is_error=isinstance(message, ToolResultMessage) and message.is_error,
-                usage=None if usage is None else _usage_tuple(usage),
-            )
-        )
-    return records
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _usage_tuple(usage: Usage) -> tuple[int, int, int, int]:
-    return (
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cache_read_tokens,
-        usage.cache_write_tokens,
-    )
-
-
 class Transcript:
     """Saves one session's messages into its home as the session goes.
 
@@ -181,43 +145,56 @@ class Transcript:
     first message is saved.
     """
 
-    __slots__ = ("dir", "model", "session", "soul_digest")
+    __slots__ = ("_started", "dir", "model", "session", "soul_digest")
 
     def __init__(
-        self, dir: str | os.PathLike[str], *, session: str, soul_digest: str, model: str | None
+        self,
+        dir: str | os.PathLike[str],
+        *,
+        session: str,
+        soul_digest: str,
+        model: str | None,
+        resumed: bool = False,
     ) -> None:
         self.dir = Path(os.path.abspath(dir))
         self.session = session
         self.soul_digest = soul_digest
         self.model = model
+        # Once the conversation is saved, it is never created again: a conversation
+        # removed while it runs stays removed.
+        self._started = resumed
 
     def save(self, messages: Sequence[Message]) -> None:
         """Append `messages` to the saved conversation (one transaction).
 
         Raises:
-            ConversationError: (kind `state`) when the state database cannot be used.
+            ConversationError: (kind `state`) when the state database cannot be used;
+                (kind `not_found`) when the conversation was removed while it ran.
         """
         if not messages:
             return
         try:
             state = open_state(self.dir, create=True)
             assert state is not None
-            _transcripts.save(
+            kept = _transcripts.save(
                 state,
                 session=self.session,
                 model=self.model,
                 soul=self.soul_digest,
                 records=to_records(messages),
+                create=not self._started,
             )
         except sqlite3.Error as exc:
             raise _state_error(unusable(state_dir(self.dir) / DB_NAME, exc)) from None
         except HistoryError as exc:
             raise _state_error(exc) from None
-
-
-def new_session_id() -> str:
-    """A fresh session id: 12 hex digits."""
-    return uuid.uuid4().hex[:12]
+        if not kept:
+            raise ConversationError(
+                f"conversation {self.session} was removed while it ran: the rest of it "
+                "is not saved",
+                kind="not_found",
+            )
+        self._started = True
 
 
 class Conversations:
@@ -324,7 +301,7 @@ class Conversations:
             problems.append(f"{where}: no messages: a conversation has at least one")
         if problems:
             raise ConversationError.of(problems, kind="invalid")
-        [done] = self._save_imports([_imported(messages, title)])
+        [done] = self._save_imports([imported(messages, title)])
         return done
 
     def import_file(self, path: str | os.PathLike[str]) -> tuple[str, bool]:
@@ -356,14 +333,14 @@ class Conversations:
         problems: builtins.list[str] = []
         for path in paths:
             try:
-                read.append(_read_chat_lines(path))
+                read.append(read_chat_lines(path))
             except ConversationError as exc:
                 problems.extend(exc.problems)
         if problems:
             raise ConversationError.of(problems, kind="invalid")
         return self._save_imports(
             [
-                _imported([value for _, value in pairs], lines=[line for line, _ in pairs])
+                imported([value for _, value in pairs], lines=[line for line, _ in pairs])
                 for pairs in read
             ]
         )
@@ -413,13 +390,13 @@ class Conversations:
         """
         if isinstance(limit, bool) or not 1 <= limit <= MAX_RECALL_LIMIT:
             raise ArgumentError(f"limit must be between 1 and {MAX_RECALL_LIMIT}, got {limit!r}")
-        queries = _transcripts.fts_queries(query)
+        queries = _search.fts_queries(query)
         state = self._state()
         if queries is None or state is None:
             return []
-        found = _transcripts.search(state, queries[0], limit=limit, exclude=exclude)
+        found = _search.search(state, queries[0], limit=limit, exclude=exclude)
         if not found:
-            found = _transcripts.search(state, queries[1], limit=limit, exclude=exclude)
+            found = _search.search(state, queries[1], limit=limit, exclude=exclude)
         return [_hit(f) for f in found]
 
     @_guarded
@@ -445,71 +422,6 @@ class Conversations:
         )
 
 
-def read_chat_file(path: str | os.PathLike[str]) -> builtins.list[Any]:
-    """The messages of a JSONL conversation file, one chat-format message per line
-    (blank lines skipped).
-
-    Raises:
-        ConversationError: (kind `invalid`) naming the file, each bad line and its
-            rule, or why the file cannot be read.
-    """
-    return [value for _, value in _read_chat_lines(path)]
-
-
-def _read_chat_lines(path: str | os.PathLike[str]) -> builtins.list[tuple[str, Any]]:
-    """`read_chat_file`, keeping each message's line as written."""
-    shown = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            # Lines end at \n alone (and \r\n): U+2028 and friends are text in a JSON string.
-            lines = [line.removesuffix("\r") for line in fh.read().split("\n")]
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConversationError(f"{shown}: cannot be read: {reason}", kind="invalid") from None
-    values: builtins.list[tuple[str, Any]] = []
-    problems = []
-    for n, line in enumerate(lines, start=1):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{shown}:{n}: not JSON ({exc.msg}: column {exc.colno})")
-            continue
-        why = chat_problem(value)
-        if why is not None:
-            problems.append(f"{shown}:{n}: {why}")
-        values.append((line, value))
-    if not values and not problems:
-        problems.append(f"{shown}: no messages: a conversation has at least one")
-    if problems:
-        raise ConversationError.of(problems, kind="invalid")
-    return values
-
-
-def _imported(
-    messages: Sequence[Mapping[str, Any]], title: str = "", lines: Sequence[str] | None = None
-) -> _transcripts.Imported:
-    """An import's rows (the messages are already checked), its digest and a new id.
-
-    `lines` are the messages as a file wrote them (one JSON text each), kept as they
-    are, so an export gives back the file's own lines.
-    """
-    datas = [_dumps(value) for value in messages] if lines is None else lines
-    records = [
-        Record(
-            role=str(value["role"]),
-            name="",
-            data=data,
-            text=chat_text(value) if value["role"] not in ("system", "developer") else "",
-        )
-        for value, data in zip(messages, datas, strict=True)
-    ]
-    digest = hashlib.sha256("\n".join(datas).encode()).hexdigest()
-    return _transcripts.Imported(new_session_id(), records, digest, title)
-
-
 def _saved(meta: _transcripts.Meta) -> SavedSession:
     return SavedSession(
         id=meta.id,
@@ -524,7 +436,7 @@ def _saved(meta: _transcripts.Meta) -> SavedSession:
     )
 
 
-def _hit(found: _transcripts.Found) -> Hit:
+def _hit(found: _search.Found) -> Hit:
     """A search hit as shown: the snippet, unless the scanner withholds it."""
     reasons = list(verdict(found.snippet))
     # A snippet may cut a credential in half; the whole text says whether one is there.

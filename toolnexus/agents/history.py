@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 
 from ..errors import ArgumentError, HistoryError, MemoryEditError
 from ..tools import call_context
-from . import _history, _transcripts
+from . import _history, _search
 from ._files import MEMORY_FILES
 from ._history import Change, Pending, Row
 from ._identity import Target
@@ -214,7 +214,7 @@ class History:
         done = _history.forget(state, id)
         assert done is not None  # found just above; records are never deleted meanwhile
         row, others, dropped = done
-        talks = _transcripts.sessions_holding(state, _history.forgotten_texts(row))
+        talks = _search.sessions_holding(state, _history.forgotten_texts(row))
         versions = (
             f"the {dropped} kept version{'s' if dropped != 1 else ''} of the file that held "
             f"them {'are' if dropped != 1 else 'is'} gone too (restore cannot return to "

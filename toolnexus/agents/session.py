@@ -8,11 +8,13 @@ meanwhile, so the prompt stays byte-stable and provider prompt caches stay warm.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 
 from ..errors import AgentError, ConversationError, ModelError, ToolRoundsExceeded
 from ..tools import CallContext, Tool, calling
-from .conversations import Transcript, new_session_id
+from ._chatfile import new_session_id
+from .conversations import Transcript
 from .models import (
     AssistantMessage,
     Message,
@@ -101,6 +103,7 @@ class Session:
         "_messages",
         "_model",
         "_save_error",
+        "_save_lock",
         "_saved",
         "_soul",
         "_tools",
@@ -129,6 +132,7 @@ class Session:
         self._id = id or (transcript.session if transcript is not None else new_session_id())
         self._transcript = transcript
         self._save_error: ConversationError | None = None
+        self._save_lock = threading.Lock()
 
     @property
     def id(self) -> str:
@@ -197,21 +201,39 @@ class Session:
         """Why the last save failed (None: every message so far is saved, or none are kept)."""
         return self._save_error
 
-    def _save(self) -> None:
-        """Save the messages not saved yet; a failure is logged and retried next time."""
+    async def _save(self) -> None:
+        """Save the messages not saved yet, in a worker thread (the database may be busy
+        with another process); a failure is logged and retried with the next save."""
         transcript = self._transcript
         if transcript is None or self._saved == len(self._messages):
             return
-        pending = self._messages[self._saved :]
-        try:
-            transcript.save(pending)
-        except ConversationError as exc:
-            if self._save_error is None:
-                logger.warning("session %s: the conversation is not being saved: %s", self._id, exc)
-            self._save_error = exc
-            return
-        self._saved += len(pending)
-        self._save_error = None
+        import asyncio  # here, not at the top: the command line's start stays light
+
+        await asyncio.to_thread(self._save_now, transcript)
+
+    def _save_now(self, transcript: Transcript) -> None:
+        # Under a lock, and counting what was saved here: a save still running after a
+        # cancelled send and the next send's save never save a message twice.
+        with self._save_lock:
+            pending = self._messages[self._saved :]
+            if not pending:
+                return
+            try:
+                transcript.save(pending)
+            except Exception as exc:  # saving must never break the conversation
+                error = (
+                    exc
+                    if isinstance(exc, ConversationError)
+                    else ConversationError(f"saving failed unexpectedly: {exc!r}", kind="state")
+                )
+                if self._save_error is None:
+                    logger.warning(
+                        "session %s: the conversation is not being saved: %s", self._id, error
+                    )
+                self._save_error = error
+                return
+            self._saved += len(pending)
+            self._save_error = None
 
     def __repr__(self) -> str:
         return (
@@ -262,7 +284,7 @@ class Session:
 
     async def _converse(self, model: Model, text: str) -> str:
         self._messages.append(UserMessage(text))
-        self._save()  # before the model is asked: a crash keeps what the person said
+        await self._save()  # before the model is asked: a crash keeps what the person said
         rounds = 0
         while True:
             request = ModelRequest(
@@ -276,7 +298,7 @@ class Session:
                 )
             if not reply.tool_calls:
                 self._messages.append(reply)
-                self._save()
+                await self._save()
                 return reply.text
             if rounds >= self._max_tool_rounds:
                 wanted = ", ".join(tc.name for tc in reply.tool_calls)
@@ -297,7 +319,7 @@ class Session:
                 self._messages.append(reply)
                 self._messages.extend(results)
                 self._messages.extend(_interrupted(reply.tool_calls, len(results)))
-                self._save()
+                await self._save()
 
     async def _run(self, call: ToolCall) -> ToolResultMessage:
         """Run one tool call; every outcome becomes a result the model can read."""

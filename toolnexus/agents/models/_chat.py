@@ -9,7 +9,7 @@ from any tool that speaks it. Pure functions: nothing here does I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
@@ -125,14 +125,12 @@ def _content_text(content: object) -> str:
     return ""
 
 
-def chat_text(value: Mapping[str, Any], *, skip_calls: Collection[str] = ()) -> str:
+def chat_text(value: Mapping[str, Any]) -> str:
     """The words of a chat-format message: its text, and the text values of its tool
-    calls' arguments (except calls to the tools named in `skip_calls`)."""
+    calls' arguments."""
     text = _content_text(value.get("content"))
     words = [text] if text else []
     for tc in value.get("tool_calls") or ():
-        if tc["function"].get("name") in skip_calls:
-            continue
         arguments, _ = decode_arguments(tc["function"].get("arguments") or "")
         words.extend(_strings(arguments))
     return "\n".join(words)

@@ -1,0 +1,202 @@
+"""Full-text search over saved conversations and the memory history (recall).
+
+Two FTS5 indexes, kept by triggers in the same database: one over saved
+messages, one over memory changes; each query runs on both and the hits are
+merged by bm25 rank. What a person or a model types is never search syntax:
+each chunk becomes a quoted phrase.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._state import State
+from ._transcripts import scrub
+
+__all__ = ["Found", "fts_queries", "search", "sessions_holding"]
+
+#: Words of context a snippet shows around what matched.
+SNIPPET_TOKENS = 32
+#: A query matching more messages than this ranks the newest this many of them: a word
+#: in every other message would otherwise cost a score for each (seconds at a million).
+RANKED_MATCHES = 2_000
+#: At most this many query terms are searched (the rest are ignored).
+MAX_TERMS = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One search hit before it is shown: `kind` is `message` or `memory`; `ref` is the
+    message's row id or the change's id; `text` is the whole text it was found in."""
+
+    kind: str
+    ref: int
+    session: str | None
+    time: str
+    role: str
+    snippet: str
+    text: str
+    rank: float
+
+
+_WORDY = re.compile(r"\w")
+_WORDS = re.compile(r"\w+")
+#: Words too common to search for when the query has others ("what is the codename").
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+_SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
+
+
+def fts_queries(text: str) -> tuple[str, str] | None:
+    """FTS5 queries for what a person typed: all the words, then any of them.
+
+    Each whitespace-separated chunk becomes a quoted phrase, so nothing the user
+    types is FTS syntax (`NEAR`, `-`, `(`, `:` are words or nothing); a chunk
+    ending in `*` is a prefix term. None when the text has no word at all.
+    """
+    terms: list[str] = []
+    common: set[str] = set()
+    for chunk in scrub(text).replace("\x00", " ").split():  # SQLite ends a query at a NUL
+        words = _WORDS.findall(chunk.lower())
+        if not words:
+            continue
+        # A prefix needs two letters: `w*` would rank nearly every message.
+        prefix = chunk.endswith("*") and len(chunk.rstrip("*").lstrip("\"'(")) >= 2
+        term = '"' + chunk.replace('"', '""') + '"' + ("*" if prefix else "")
+        if term not in terms:
+            terms.append(term)
+        if not prefix and all(w in _STOPWORDS or len(w) == 1 for w in words):
+            common.add(term)
+    if len(common) < len(terms):  # search the telling words; all of them if none is
+        terms = [term for term in terms if term not in common]
+    terms = terms[:MAX_TERMS]
+    if not terms:
+        return None
+    return " ".join(terms), " OR ".join(terms)
+
+
+def search(state: State, query: str, *, limit: int, exclude: str | None = None) -> list[Found]:
+    """The best `limit` hits for FTS5 `query` among saved messages (leaving out the
+    session `exclude`) and the memory history, best first."""
+    with state.reading() as conn:
+        rows = conn.execute(
+            "SELECT m.id, m.session, m.time, m.role, m.text, "
+            f"snippet(messages_fts, 0, '', '', '…', {SNIPPET_TOKENS}), messages_fts.rank "
+            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+            "WHERE messages_fts MATCH :query AND m.session IS NOT :exclude AND m.name != 'recall' "
+            "AND messages_fts.rowid >= COALESCE((SELECT rowid FROM messages_fts "
+            "WHERE messages_fts MATCH :query ORDER BY rowid DESC LIMIT 1 OFFSET :ranked), 0) "
+            "ORDER BY messages_fts.rank LIMIT :limit",
+            {"query": query, "exclude": exclude, "ranked": RANKED_MATCHES, "limit": limit},
+        ).fetchall()
+        found = [
+            Found("message", ref, session, time, role, snippet, text, rank)
+            for ref, session, time, role, text, snippet, rank in rows
+        ]
+        rows = conn.execute(
+            "SELECT c.id, c.source, c.time, c.target, c.action, "
+            "COALESCE(c.before, '') || char(10) || COALESCE(c.after, ''), "
+            f"snippet(memory_changes_fts, -1, '', '', '…', {SNIPPET_TOKENS}), "
+            "memory_changes_fts.rank "
+            "FROM memory_changes_fts JOIN memory_changes c ON c.id = memory_changes_fts.rowid "
+            "WHERE memory_changes_fts MATCH :query "
+            # a change made in the conversation asking is in that conversation already
+            "AND (:exclude IS NULL OR instr(c.source || ' ', 'session=' || :exclude || ' ') = 0) "
+            "ORDER BY memory_changes_fts.rank LIMIT :limit",
+            {"query": query, "exclude": exclude, "limit": limit},
+        ).fetchall()
+    for ref, source, time, target, action, text, snippet, rank in rows:
+        mark = _SESSION_IN_SOURCE.search(source)
+        role = f"memory {target} {action}"
+        found.append(
+            Found("memory", ref, mark.group(1) if mark else None, time, role, snippet, text, rank)
+        )
+    found.sort(key=lambda f: f.time, reverse=True)  # equal ranks: the newest first
+    found.sort(key=lambda f: f.rank)  # bm25: lower is better
+    return found[:limit]
+
+
+def sessions_holding(state: State, texts: Sequence[str]) -> list[str]:
+    """The ids of saved sessions with a message that contains one of `texts` (any case)."""
+    found: set[str] = set()
+    with state.reading() as conn:
+        for text in map(scrub, texts):
+            if not _WORDY.search(text):
+                continue
+            phrase = '"' + text.replace('"', '""') + '"'
+            rows = conn.execute(
+                "SELECT m.session, m.text FROM messages_fts "
+                "JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?",
+                (phrase,),
+            )
+            found.update(str(s) for s, body in rows if text.casefold() in body.casefold())
+    return sorted(found)
