@@ -576,3 +576,137 @@ def test_latest_is_the_conversation_most_recently_active(home: Path) -> None:
     # Continued last, so it is what `chat --continue` picks up; `list` keeps start order.
     assert conversations.latest().id == older.id  # type: ignore[union-attr]
     assert [s.id for s in conversations.list()] == [newer.id, older.id]
+
+
+# -- review: what must never break a conversation or survive a removal --------------------
+
+
+def test_half_an_emoji_is_saved_as_a_replacement_character(home: Path) -> None:
+    session = talk(home, ["half an emoji \ud83d", "fine"], "one \udcff", "two")
+    assert session.save_error is None
+    saved = Conversations(home).export(session.id)
+    assert [m["content"] for m in saved] == ["one \ufffd", "half an emoji \ufffd", "two", "fine"]
+    assert Conversations(home).recall("emoji \ud83d")[0].snippet == "half an emoji \ufffd"
+
+
+def test_a_save_that_raises_anything_never_breaks_a_send(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolnexus.agents.conversations import Transcript
+
+    def broken(self: Transcript, messages: Any) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(Transcript, "save", broken)
+    session = talk(home, ["still here"], "hello")
+    assert session.messages[-1] == AssistantMessage("still here")
+    assert session.save_error is not None
+    assert session.save_error.kind == "state"
+    assert "disk on fire" in str(session.save_error)
+
+
+def test_a_conversation_removed_while_it_runs_stays_removed(home: Path) -> None:
+    session = from_dir(home, model=ScriptedModel(["a", "b"])).session()
+    session.send_sync("first")
+    Conversations(home).remove(session.id)
+    session.send_sync("second")
+    assert Conversations(home).list() == []
+    assert session.save_error is not None
+    assert session.save_error.kind == "not_found"
+    assert "was removed while it ran" in str(session.save_error)
+
+
+def test_forget_names_the_conversation_a_recall_quoted_it_in(home: Path) -> None:
+    from toolnexus.agents import Home
+
+    asyncio.run(memory_tool(home).execute({"action": "add", "text": "passphrase zanzibarquux"}))
+    asker = talk(home, [call("recall", query="passphrase"), "found it"], "what was it?")
+    [result] = [m for m in asker.messages if isinstance(m, ToolResultMessage)]
+    assert "zanzibarquux" in result.output
+    # Recall never finds its own results, yet forget does.
+    assert all(h.session != asker.id for h in Conversations(home).recall("zanzibarquux"))
+    [change] = Home(home).history()
+    assert f"saved conversation {asker.id}" in Home(home).forget(change.id)
+
+
+def test_recall_leaves_out_memory_changes_of_the_conversation_asking(home: Path) -> None:
+    turns = [
+        call("memory", action="add", text="the boat is called Wavelet"),
+        call("recall", query="wavelet"),
+        "ok",
+    ]
+    session = talk(home, turns, "remember the boat", recall=True)
+    recalled = [m for m in session.messages if isinstance(m, ToolResultMessage)][-1]
+    assert recalled.output.startswith("nothing found")
+    found = {(h.kind, h.session) for h in Conversations(home).recall("wavelet")}
+    assert ("memory", session.id) in found  # asked from elsewhere, the change is found
+
+
+def test_a_one_letter_prefix_is_a_word_and_stop_words_give_way(home: Path) -> None:
+    conversations = Conversations(home)
+    conversations.import_messages([{"role": "user", "content": "w is a letter; wombats dig"}])
+    assert conversations.recall("w*")[0].snippet == "w is a letter; wombats dig"
+    assert conversations.recall("wo*")
+    # "what is the" alone would match nearly everything; the telling word decides.
+    conversations.import_messages([{"role": "user", "content": "what is the time"}])
+    [hit] = conversations.recall("what is the wombat")
+    assert "wombats" in hit.snippet
+    assert len(conversations.recall("what is the")) == 1  # only stop words: all of them
+
+
+def test_saving_waits_for_a_busy_database_without_stalling_the_event_loop(home: Path) -> None:
+    talk(home, ["a"], "create the database")
+    other = sqlite3.connect(home / STATE_DIR / DB_NAME, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing
+
+    async def main() -> list[str]:
+        order: list[str] = []
+        session = from_dir(home, model=ScriptedModel(["b"])).session()
+        sending = asyncio.create_task(session.send("blocked save"))
+
+        async def tick() -> None:
+            await asyncio.sleep(0.05)
+            order.append("loop ran" if not sending.done() else "send finished first")
+            other.execute("COMMIT")
+
+        await asyncio.gather(sending, tick())
+        order.append(f"saved {Conversations(home).get(session.id).messages}")
+        return order
+
+    assert asyncio.run(main()) == ["loop ran", "saved 2"]
+    other.close()
+
+
+def test_opening_a_current_database_takes_no_write_lock(home: Path) -> None:
+    from toolnexus.agents import _state
+
+    talk(home, ["a"], "hello")
+    _state._open.clear()  # the next use opens (and checks the schema of) it again
+    other = sqlite3.connect(home / STATE_DIR / DB_NAME, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        other.execute("PRAGMA busy_timeout = 0")
+        assert len(Conversations(home).list()) == 1  # would wait 30 s behind the writer
+        assert "recall" in from_dir(home).uses.names
+    finally:
+        other.execute("COMMIT")
+        other.close()
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"role": "user", "content": NaN}', "NaN is not JSON"),
+        ('{"role": "user", "content": "x", "n": ' + "9" * 5000 + "}", "integer string conversion"),
+        ('{"role": "user", "content": ' + "[" * 100_000 + "]" * 100_000 + "}", "recursion"),
+    ],
+)
+def test_json_no_chat_message_can_hold_is_a_bad_line(
+    home: Path, tmp_path: Path, line: str, problem: str
+) -> None:
+    source = tmp_path / "odd.jsonl"
+    source.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(ConversationError) as info:
+        Conversations(home).import_file(source)
+    assert str(info.value).startswith(f"{source}:1: not JSON a chat message can hold (")
+    assert problem in str(info.value)
