@@ -68,7 +68,7 @@ from typing import Any, TypeVar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from toolnexus.agents._transcripts import fts_queries  # noqa: E402
+from toolnexus.agents._search import fts_queries  # noqa: E402
 from toolnexus.agents.conversations import Conversations, Hit  # noqa: E402
 
 T = TypeVar("T")
@@ -580,8 +580,11 @@ def report(rows: Sequence[Row], queries: Sequence[Query], corpus: Corpus) -> lis
     for row in rows:
         for query in queries:
             speedup = row.scan[query.label] / row.recall[query.label]
+            # The target is for a recall over the imported 100,000 (and more); the
+            # smaller size is shown for the growth, where a scan is still quick.
+            held = row.size >= IMPORT_TARGET_SIZE
             good = speedup >= SPEEDUP_TARGET
-            if not good:
+            if held and not good:
                 missed.append(f"{query.label} recall at {row.size:,}: {speedup:,.0f}x")
             top = shown = ""
             if query.finds_fact:
@@ -592,7 +595,8 @@ def report(rows: Sequence[Row], queries: Sequence[Query], corpus: Corpus) -> lis
                     missed.append(f"{query.label} at {row.size:,}: fact not in the first {TOP_N}")
             print(
                 f"  {row.size:>9,} {query.label:>9} {ms(row.recall[query.label]):>10} "
-                f"{ms(row.scan[query.label]):>11} {speedup:8,.0f}x {verdict(good):>7} "
+                f"{ms(row.scan[query.label]):>11} {speedup:8,.0f}x "
+                f"{verdict(good) if held else '-':>7} "
                 f"{top:>6} {shown:>13}"
             )
 

@@ -71,6 +71,10 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
+#: One decoder for every line (`json.loads` with an option builds one per call).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
 def read_chat_file(path: str | os.PathLike[str]) -> list[Any]:
     """The messages of a JSONL conversation file, one chat-format message per line
     (blank lines skipped).
@@ -99,7 +103,7 @@ def read_chat_lines(path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
         if not line:
             continue
         try:
-            value = json.loads(line, parse_constant=_no_constant)
+            value = _DECODER.decode(line)
         except json.JSONDecodeError as exc:
             problems.append(f"{shown}:{n}: not JSON ({exc.msg}: column {exc.colno})")
             continue
