@@ -192,8 +192,9 @@ class Agent:
         serving exactly the skills the soul lists. An edit to IDENTITY.md takes
         effect at the next session; a running session keeps what it began with.
 
-        The session saves its conversation in the home as it goes (unless the
-        agent saves none: `from_dir(..., save=False)` or IDENTITY.md `sessions: off`).
+        A `from_dir` agent's session saves its conversation in the home as it goes
+        (unless `from_dir(..., save=False)` or IDENTITY.md `sessions: off`); a
+        hand-built `Agent` saves only with `save=True`.
         `resume` continues a saved conversation: the session starts from a fresh
         soul of the home as it is now, followed by that conversation's messages,
         and saves under the same id.
