@@ -1,7 +1,8 @@
 """Models: the one-method `Model` protocol, the conversation types, and the shipped models.
 
 `ScriptedModel` replays planned turns (tests, tutorials); `OpenAIModel` talks to
-any OpenAI-compatible endpoint and needs the `openai` extra only when built.
+any OpenAI-compatible endpoint and `AnthropicModel` to the Anthropic Messages API,
+each needing its SDK (the `openai` / `anthropic` extra) only when built.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from ._base import (
     Usage,
     UserMessage,
 )
+from .anthropic import AnthropicModel
 from .openai import OpenAIModel
 from .scripted import ScriptedModel, Turn, call
 
 __all__ = [
+    "AnthropicModel",
     "AssistantMessage",
     "Message",
     "Model",

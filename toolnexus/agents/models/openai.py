@@ -109,7 +109,7 @@ class OpenAIModel:
         except sdk.APIStatusError as exc:
             raise ModelError(
                 f"{self.base_url} answered HTTP {exc.status_code} for model "
-                f"{self.model!r}: {_status_detail(exc)}"
+                f"{self.model!r}: {status_detail(exc)}"
             ) from exc
         except sdk.APIConnectionError as exc:
             raise ModelError(f"cannot reach {self.base_url}: {exc.message}") from exc
@@ -135,7 +135,7 @@ class OpenAIModel:
         await self.aclose()
 
 
-def _status_detail(exc: Any) -> str:
+def status_detail(exc: Any) -> str:
     """The server's own error message, without the SDK's "Error code: N - " prefix."""
     body = exc.body
     if isinstance(body, dict):
