@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from ..errors import AgentError, ConversationError, ModelError, ToolRoundsExceeded
 from ..tools import CallContext, Tool, calling
@@ -17,12 +17,18 @@ from ._chatfile import new_session_id
 from .conversations import Transcript
 from .models import (
     AssistantMessage,
+    Done,
+    Event,
     Message,
     Model,
     ModelRequest,
+    TextDelta,
     ToolCall,
+    ToolFinished,
     ToolResultMessage,
+    ToolStarted,
     Usage,
+    UsageReport,
     UserMessage,
 )
 from .soul import Soul
@@ -254,20 +260,26 @@ class Session:
             ToolRoundsExceeded: when the model still calls tools after
                 `max_tool_rounds` rounds.
         """
-        model = self._model
-        if model is None:
-            raise AgentError(
-                "this session has no model: pass model= to from_dir(...), Agent(...) or "
-                "agent.session(...) (ScriptedModel for tests, OpenAIModel for an endpoint)"
-            )
-        if self._busy:
-            raise AgentError(
-                "this session is already answering a message: await that send first "
-                "(one conversation per session; start another session to talk in parallel)"
-            )
+        answer = ""
+        async for event in self.stream(text):
+            if isinstance(event, Done):
+                answer = event.text
+        return answer
+
+    async def stream(self, text: str) -> AsyncIterator[Event]:
+        """`send`, reporting the turn as it happens: `TextDelta`s as the model writes
+        (in one piece from a model that does not stream), `ToolStarted` and
+        `ToolFinished` around each tool call, a `UsageReport` per model response,
+        and `Done` with the final text, last.
+
+        It raises what `send` raises, when the turn reaches that point. Leaving the
+        loop early ends the turn there (what was said and done so far is kept).
+        """
+        model = self._check_ready()
         self._busy = True
         try:
-            return await self._converse(model, text)
+            async for event in self._converse(model, text):
+                yield event
         finally:
             self._busy = False
 
@@ -282,7 +294,21 @@ class Session:
 
         return run_sync(self.send(text))
 
-    async def _converse(self, model: Model, text: str) -> str:
+    def _check_ready(self) -> Model:
+        model = self._model
+        if model is None:
+            raise AgentError(
+                "this session has no model: pass model= to from_dir(...), Agent(...) or "
+                "agent.session(...) (ScriptedModel for tests, OpenAIModel for an endpoint)"
+            )
+        if self._busy:
+            raise AgentError(
+                "this session is already answering a message: await that send first "
+                "(one conversation per session; start another session to talk in parallel)"
+            )
+        return model
+
+    async def _converse(self, model: Model, text: str) -> AsyncIterator[Event]:
         self._messages.append(UserMessage(text))
         await self._save()  # before the model is asked: a crash keeps what the person said
         rounds = 0
@@ -290,16 +316,24 @@ class Session:
             request = ModelRequest(
                 system=self._soul.text, messages=tuple(self._messages), tools=self._tools
             )
-            reply = await model.complete(request)
+            reply: object = None
+            async for item in _ask(model, request):
+                if isinstance(item, TextDelta):
+                    yield item
+                else:
+                    reply = item
             if not isinstance(reply, AssistantMessage):
                 raise ModelError(
                     f"{model!r} answered {type(reply).__name__}: Model.complete must "
                     "return an AssistantMessage"
                 )
+            if reply.usage is not None:
+                yield UsageReport(reply.usage)
             if not reply.tool_calls:
                 self._messages.append(reply)
                 await self._save()
-                return reply.text
+                yield Done(reply.text, self.usage)
+                return
             if rounds >= self._max_tool_rounds:
                 wanted = ", ".join(tc.name for tc in reply.tool_calls)
                 raise ToolRoundsExceeded(
@@ -312,7 +346,9 @@ class Session:
             results: list[ToolResultMessage] = []
             try:
                 for call in reply.tool_calls:
+                    yield ToolStarted(call)
                     results.append(await self._run(call))
+                    yield ToolFinished(call, results[-1])
             finally:
                 # Even when cancelled (a timeout) mid-round, the history gets the calls
                 # together with one result each: providers reject a call left unanswered.
@@ -353,6 +389,19 @@ class Session:
             is_error=result.is_error,
             exception=result.exception,
         )
+
+
+async def _ask(model: Model, request: ModelRequest) -> AsyncIterator[object]:
+    """The model's answer as `TextDelta`s then the message: streamed when it can."""
+    stream = getattr(model, "stream", None)
+    if stream is None:
+        reply = await model.complete(request)
+        if isinstance(reply, AssistantMessage) and reply.text:
+            yield TextDelta(reply.text)
+        yield reply
+        return
+    async for item in stream(request):
+        yield item
 
 
 def _interrupted(calls: Sequence[ToolCall], done: int) -> list[ToolResultMessage]:

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from ._base import (
     AssistantMessage,
+    Done,
+    Event,
     Message,
     Model,
     ModelRequest,
     ModelResponse,
+    TextDelta,
     ToolCall,
+    ToolFinished,
     ToolResultMessage,
+    ToolStarted,
     Usage,
+    UsageReport,
     UserMessage,
 )
 from .anthropic import AnthropicModel
@@ -25,16 +31,22 @@ from .scripted import ScriptedModel, Turn, call
 __all__ = [
     "AnthropicModel",
     "AssistantMessage",
+    "Done",
+    "Event",
     "Message",
     "Model",
     "ModelRequest",
     "ModelResponse",
     "OpenAIModel",
     "ScriptedModel",
+    "TextDelta",
     "ToolCall",
+    "ToolFinished",
     "ToolResultMessage",
+    "ToolStarted",
     "Turn",
     "Usage",
+    "UsageReport",
     "UserMessage",
     "call",
 ]

@@ -15,13 +15,19 @@ from ...tools import Tool
 
 __all__ = [
     "AssistantMessage",
+    "Done",
+    "Event",
     "Message",
     "Model",
     "ModelRequest",
     "ModelResponse",
+    "TextDelta",
     "ToolCall",
+    "ToolFinished",
     "ToolResultMessage",
+    "ToolStarted",
     "Usage",
+    "UsageReport",
     "UserMessage",
 ]
 
@@ -128,8 +134,58 @@ class ModelRequest:
 
 @runtime_checkable
 class Model(Protocol):
-    """Anything that can answer a `ModelRequest`: one async method, so any provider fits."""
+    """Anything that can answer a `ModelRequest`: one async method, so any provider fits.
+
+    A model may also stream: an async generator method `stream(request)` yielding
+    `TextDelta`s as the answer is produced and then the whole `AssistantMessage`,
+    last. `Session.stream` uses it when present; without it the answer arrives in
+    one piece.
+    """
 
     async def complete(self, request: ModelRequest, /) -> AssistantMessage:
         """Answer one request; raise `ModelError` when the provider fails."""
         ...
+
+
+# -- what a streaming turn reports, as it happens -------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer's text, as the model produces it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    """The model asked for a tool call; it runs now."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    """A tool call finished (`result.is_error` says how)."""
+
+    call: ToolCall
+    result: ToolResultMessage
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """The tokens one model response cost, as the provider reported them."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The turn is over: the model's final text, and the session's usage so far."""
+
+    text: str
+    usage: Usage
+
+
+#: What `Session.stream` yields.
+Event: TypeAlias = TextDelta | ToolStarted | ToolFinished | UsageReport | Done
