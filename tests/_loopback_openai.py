@@ -14,7 +14,28 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Reply = tuple[int, Any] | Callable[[dict[str, Any]], tuple[int, Any]]
+Reply = (
+    tuple[int, Any] | tuple[int, Any, dict[str, str]] | Callable[[dict[str, Any]], tuple[int, Any]]
+)
+
+
+@dataclass(frozen=True)
+class SSE:
+    """A streamed reply: server-sent events, each `(event name or None, JSON data)`,
+    or a raw data line as a string (`[DONE]`)."""
+
+    events: tuple[tuple[str | None, Any] | str, ...]
+
+    def body(self) -> bytes:
+        out = []
+        for event in self.events:
+            if isinstance(event, str):
+                out.append(f"data: {event}\n\n")
+                continue
+            name, data = event
+            head = f"event: {name}\n" if name else ""
+            out.append(f"{head}data: {json.dumps(data)}\n\n")
+        return "".join(out).encode()
 
 
 @dataclass(frozen=True)
@@ -52,15 +73,24 @@ class LoopbackServer:
                     )
                     reply = server._replies.pop(0) if server._replies else None
                 payload: Any
+                headers: dict[str, str] = {}
                 if reply is None:
                     status, payload = 500, {"error": {"message": "loopback: no reply queued"}}
                 elif callable(reply):
                     status, payload = reply(body)
+                elif len(reply) == 3:
+                    status, payload, headers = reply
                 else:
                     status, payload = reply
-                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+                kind = "application/json"
+                if isinstance(payload, SSE):
+                    data, kind = payload.body(), "text/event-stream"
+                else:
+                    data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -76,10 +106,10 @@ class LoopbackServer:
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
 
-    def reply(self, payload: Any, status: int = 200) -> None:
-        """Queue the next answer."""
+    def reply(self, payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
+        """Queue the next answer (an `SSE` payload is streamed)."""
         with self._lock:
-            self._replies.append((status, payload))
+            self._replies.append((status, payload, dict(headers or {})))
 
     def reply_with(self, fn: Callable[[dict[str, Any]], tuple[int, Any]]) -> None:
         """Queue a function that answers the next request from its body."""

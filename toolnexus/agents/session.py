@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 
 from ..errors import AgentError, ConversationError, ModelError, ToolRoundsExceeded
 from ..tools import CallContext, Tool, calling
@@ -261,25 +262,36 @@ class Session:
                 `max_tool_rounds` rounds.
         """
         answer = ""
-        async for event in self.stream(text):
-            if isinstance(event, Done):
-                answer = event.text
+        async with aclosing(self._turn(text, streaming=False)) as events:
+            async for event in events:
+                if isinstance(event, Done):
+                    answer = event.text
         return answer
 
-    async def stream(self, text: str) -> AsyncIterator[Event]:
+    async def stream(self, text: str) -> AsyncGenerator[Event, None]:
         """`send`, reporting the turn as it happens: `TextDelta`s as the model writes
         (in one piece from a model that does not stream), `ToolStarted` and
         `ToolFinished` around each tool call, a `UsageReport` per model response,
         and `Done` with the final text, last.
 
-        It raises what `send` raises, when the turn reaches that point. Leaving the
-        loop early ends the turn there (what was said and done so far is kept).
+        It raises what `send` raises, when the turn reaches that point. To leave the
+        loop early, close the stream (`async with contextlib.aclosing(session.stream(
+        text)) as events:`): the turn ends there, what was said and done so far is
+        kept, and the session is free for the next message.
         """
+        # Each nested generator is closed when its consumer stops early (aclosing), so
+        # leaving a stream ends the turn at once and frees the session.
+        async with aclosing(self._turn(text, streaming=True)) as events:
+            async for event in events:
+                yield event
+
+    async def _turn(self, text: str, *, streaming: bool) -> AsyncGenerator[Event, None]:
         model = self._check_ready()
         self._busy = True
         try:
-            async for event in self._converse(model, text):
-                yield event
+            async with aclosing(self._converse(model, text, streaming=streaming)) as events:
+                async for event in events:
+                    yield event
         finally:
             self._busy = False
 
@@ -308,7 +320,9 @@ class Session:
             )
         return model
 
-    async def _converse(self, model: Model, text: str) -> AsyncIterator[Event]:
+    async def _converse(
+        self, model: Model, text: str, *, streaming: bool
+    ) -> AsyncGenerator[Event, None]:
         self._messages.append(UserMessage(text))
         await self._save()  # before the model is asked: a crash keeps what the person said
         rounds = 0
@@ -317,11 +331,12 @@ class Session:
                 system=self._soul.text, messages=tuple(self._messages), tools=self._tools
             )
             reply: object = None
-            async for item in _ask(model, request):
-                if isinstance(item, TextDelta):
-                    yield item
-                else:
-                    reply = item
+            async with aclosing(_ask(model, request, streaming=streaming)) as answer:
+                async for item in answer:
+                    if isinstance(item, TextDelta):
+                        yield item
+                    else:
+                        reply = item
             if not isinstance(reply, AssistantMessage):
                 raise ModelError(
                     f"{model!r} answered {type(reply).__name__}: Model.complete must "
@@ -391,9 +406,12 @@ class Session:
         )
 
 
-async def _ask(model: Model, request: ModelRequest) -> AsyncIterator[object]:
-    """The model's answer as `TextDelta`s then the message: streamed when it can."""
-    stream = getattr(model, "stream", None)
+async def _ask(
+    model: Model, request: ModelRequest, *, streaming: bool
+) -> AsyncGenerator[object, None]:
+    """The model's answer as `TextDelta`s then the message: streamed when asked and the
+    model can."""
+    stream = getattr(model, "stream", None) if streaming else None
     if stream is None:
         reply = await model.complete(request)
         if isinstance(reply, AssistantMessage) and reply.text:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from ...errors import ModelError
@@ -31,6 +32,7 @@ from ._base import (
     AssistantMessage,
     Message,
     ModelRequest,
+    TextDelta,
     ToolCall,
     ToolResultMessage,
     Usage,
@@ -123,27 +125,73 @@ class AnthropicModel:
         body = to_anthropic_request(
             request, model=self.model, max_tokens=self.max_tokens, settings=self.settings
         )
-        # The request's own keys go as arguments; extra settings ride in the body, so
-        # any parameter the API takes works whatever this SDK version names.
-        core = {
-            k: body.pop(k)
-            for k in ("model", "max_tokens", "system", "messages", "tools")
-            if k in body
-        }
         try:
-            response = await self._client.messages.create(**core, extra_body=body or None)
-        except sdk.APIStatusError as exc:
-            raise ModelError(
+            response = await self._client.messages.create(**_arguments(body))
+        except (sdk.AnthropicError, ValueError) as exc:
+            raise self._error(sdk, exc) from exc
+        return from_anthropic_response(response, where=self.base_url)
+
+    async def stream(self, request: ModelRequest, /) -> AsyncIterator[TextDelta | AssistantMessage]:
+        """`complete`, streamed: the answer's text as it arrives, then the whole message.
+
+        Raises:
+            ModelError: as `complete` does.
+        """
+        sdk = _import_sdk()
+        body = to_anthropic_request(
+            request, model=self.model, max_tokens=self.max_tokens, settings=self.settings
+        )
+        blocks: list[dict[str, Any]] = []
+        usage: dict[str, int] = {}
+        stop = None
+        try:
+            events = await self._client.messages.create(**_arguments(body), stream=True)
+            async for event in events:
+                kind = event.type
+                if kind == "message_start":
+                    usage.update(_counts(event.message.usage))
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    blocks.append(
+                        {
+                            "type": block.type,
+                            "text": getattr(block, "text", "") or "",
+                            "id": getattr(block, "id", ""),
+                            "name": getattr(block, "name", ""),
+                            "json": "",
+                        }
+                    )
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        blocks[event.index]["text"] += delta.text
+                        yield TextDelta(delta.text)
+                    elif delta.type == "input_json_delta":
+                        blocks[event.index]["json"] += delta.partial_json
+                elif kind == "message_delta":
+                    stop = event.delta.stop_reason
+                    usage.update(_counts(event.usage))
+        except (sdk.AnthropicError, ValueError) as exc:
+            raise self._error(sdk, exc) from exc
+        response = SimpleNamespace(
+            content=[_block(b) for b in blocks],
+            stop_reason=stop,
+            usage=SimpleNamespace(**usage),
+        )
+        yield from_anthropic_response(response, where=self.base_url)
+
+    def _error(self, sdk: Any, exc: Exception) -> ModelError:
+        """The one-line ModelError for an SDK failure: HTTP status, unreachable, other."""
+        if isinstance(exc, sdk.APIStatusError):
+            return ModelError(
                 f"{self.base_url} answered HTTP {exc.status_code} for model "
                 f"{self.model!r}: {status_detail(exc)}"
-            ) from exc
-        except sdk.APIConnectionError as exc:
-            raise ModelError(f"cannot reach {self.base_url}: {exc.message}") from exc
-        except sdk.AnthropicError as exc:
-            raise ModelError(f"{self.base_url} request failed: {exc}") from exc
-        except ValueError as exc:  # a body that is not JSON
-            raise ModelError(f"{self.base_url} answered something unreadable: {exc}") from exc
-        return from_anthropic_response(response, where=self.base_url)
+            )
+        if isinstance(exc, sdk.APIConnectionError):
+            return ModelError(f"cannot reach {self.base_url}: {exc.message}")
+        if isinstance(exc, ValueError):  # a body that is not JSON
+            return ModelError(f"{self.base_url} answered something unreadable: {exc}")
+        return ModelError(f"{self.base_url} request failed: {exc}")
 
     async def aclose(self) -> None:
         """Close the HTTP connections the client holds."""
@@ -154,6 +202,36 @@ class AnthropicModel:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """`messages.create` arguments: the request's own keys as such; extra settings ride
+    in the body, so any parameter the API takes works whatever this SDK version names."""
+    core = ("model", "max_tokens", "system", "messages", "tools")
+    extra = {k: v for k, v in body.items() if k not in core}
+    return {**{k: body[k] for k in core if k in body}, "extra_body": extra or None}
+
+
+def _counts(usage: Any) -> dict[str, int]:
+    """The token counts a streamed event reports (the later ones update the earlier)."""
+    names = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    )
+    return {n: v for n in names if isinstance(v := getattr(usage, n, None), int)}
+
+
+def _block(block: dict[str, Any]) -> SimpleNamespace:
+    """A streamed content block put back together."""
+    if block["type"] != "tool_use":
+        return SimpleNamespace(type=block["type"], text=block["text"])
+    try:
+        arguments: Any = json.loads(block["json"]) if block["json"].strip() else {}
+    except json.JSONDecodeError:
+        arguments = block["json"]  # not an object: from_anthropic_response says so
+    return SimpleNamespace(type="tool_use", id=block["id"], name=block["name"], input=arguments)
 
 
 def _import_sdk() -> Any:

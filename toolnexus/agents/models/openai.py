@@ -18,11 +18,12 @@ model, and a toolnexus-specific name cannot clash with another tool's settings.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import AsyncIterator, Collection, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from ...errors import ModelError
-from ._base import AssistantMessage, ModelRequest, ToolCall, Usage
+from ._base import AssistantMessage, ModelRequest, TextDelta, ToolCall, Usage
 from ._chat import decode_arguments, to_chat
 
 __all__ = ["MODEL_ENV", "OpenAIModel"]
@@ -106,23 +107,74 @@ class OpenAIModel:
             body["tools"] = [tool.to_openai() for tool in request.tools]
         try:
             response = await self._client.chat.completions.create(**body)
-        except sdk.APIStatusError as exc:
-            raise ModelError(
+        except sdk.OpenAIError as exc:
+            raise self._error(sdk, exc) from exc
+        return from_openai_response(response, where=self.base_url, **_ids(request))
+
+    async def stream(self, request: ModelRequest, /) -> AsyncIterator[TextDelta | AssistantMessage]:
+        """`complete`, streamed: the answer's text as it arrives, then the whole message.
+
+        Raises:
+            ModelError: as `complete` does.
+        """
+        sdk = _import_sdk()
+        body: dict[str, Any] = {
+            **self.settings,
+            "model": self.model,
+            "messages": to_openai_messages(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [tool.to_openai() for tool in request.tools]
+        texts: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        usage: Any = None
+        seen = False
+        try:
+            chunks = await self._client.chat.completions.create(**body)
+            async for chunk in chunks:
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in getattr(chunk, "choices", None) or ():
+                    seen = True
+                    delta = choice.delta
+                    if delta.content:
+                        texts.append(delta.content)
+                        yield TextDelta(delta.content)
+                    for tc in delta.tool_calls or ():
+                        slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                        slot["id"] = tc.id or slot["id"]
+                        if tc.function is not None:
+                            slot["name"] += tc.function.name or ""
+                            slot["arguments"] += tc.function.arguments or ""
+        except sdk.OpenAIError as exc:
+            raise self._error(sdk, exc) from exc
+        message = SimpleNamespace(
+            content="".join(texts),
+            tool_calls=[
+                SimpleNamespace(
+                    id=slot["id"],
+                    type="function",
+                    function=SimpleNamespace(name=slot["name"], arguments=slot["arguments"]),
+                )
+                for _, slot in sorted(calls.items())
+            ],
+        )
+        response = SimpleNamespace(
+            choices=[SimpleNamespace(message=message)] if seen else [], usage=usage
+        )
+        yield from_openai_response(response, where=self.base_url, **_ids(request))
+
+    def _error(self, sdk: Any, exc: Any) -> ModelError:
+        """The one-line ModelError for an SDK failure: HTTP status, unreachable, other."""
+        if isinstance(exc, sdk.APIStatusError):
+            return ModelError(
                 f"{self.base_url} answered HTTP {exc.status_code} for model "
                 f"{self.model!r}: {status_detail(exc)}"
-            ) from exc
-        except sdk.APIConnectionError as exc:
-            raise ModelError(f"cannot reach {self.base_url}: {exc.message}") from exc
-        except sdk.OpenAIError as exc:
-            raise ModelError(f"{self.base_url} request failed: {exc}") from exc
-        turn = 1 + sum(isinstance(m, AssistantMessage) for m in request.messages)
-        taken = frozenset(
-            tc.id
-            for m in request.messages
-            if isinstance(m, AssistantMessage)
-            for tc in m.tool_calls
-        )
-        return from_openai_response(response, where=self.base_url, turn=turn, taken=taken)
+            )
+        if isinstance(exc, sdk.APIConnectionError):
+            return ModelError(f"cannot reach {self.base_url}: {exc.message}")
+        return ModelError(f"{self.base_url} request failed: {exc}")
 
     async def aclose(self) -> None:
         """Close the HTTP connections the client holds."""
@@ -133,6 +185,15 @@ class OpenAIModel:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _ids(request: ModelRequest) -> dict[str, Any]:
+    """What `from_openai_response` needs to give every call an id of its own."""
+    turn = 1 + sum(isinstance(m, AssistantMessage) for m in request.messages)
+    taken = frozenset(
+        tc.id for m in request.messages if isinstance(m, AssistantMessage) for tc in m.tool_calls
+    )
+    return {"turn": turn, "taken": taken}
 
 
 def status_detail(exc: Any) -> str:

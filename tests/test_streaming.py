@@ -1,0 +1,324 @@
+"""Streaming: `Session.stream` events, and both adapters streaming through their official
+SDKs against a loopback server speaking server-sent events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _loopback_openai import SSE, LoopbackServer, loopback_server
+
+from toolnexus import define_tool
+from toolnexus.agents import Agent, from_dir
+from toolnexus.agents.models import (
+    AnthropicModel,
+    AssistantMessage,
+    Done,
+    ModelRequest,
+    OpenAIModel,
+    ScriptedModel,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+    UsageReport,
+    UserMessage,
+    call,
+)
+
+
+@define_tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    return a + b
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    with loopback_server() as running:
+        yield running
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
+    return tmp_path
+
+
+async def collect(agent: Agent, text: str) -> list[Any]:
+    session = agent.session()
+    return [event async for event in session.stream(text)]
+
+
+# -- the session's events --------------------------------------------------------------
+
+
+async def test_a_turn_reports_what_happens_in_order(home: Path) -> None:
+    usage = Usage(input_tokens=5, output_tokens=2)
+    model = ScriptedModel(
+        [
+            AssistantMessage("Adding.", tool_calls=(call("add", a=2, b=3),), usage=usage),
+            AssistantMessage("It is 5.", usage=usage),
+        ]
+    )
+    agent = Agent(home, tools=[add], model=model)
+    session = agent.session()
+    events = [event async for event in session.stream("2 + 3?")]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == [
+        "TextDelta",
+        "UsageReport",
+        "ToolStarted",
+        "ToolFinished",
+        "TextDelta",
+        "UsageReport",
+        "Done",
+    ]
+    started, finished = events[2], events[3]
+    assert isinstance(started, ToolStarted)
+    assert isinstance(finished, ToolFinished)
+    assert started.call.name == "add"
+    assert (finished.result.output, finished.result.is_error) == ("5", False)
+    assert events[-1] == Done("It is 5.", usage + usage)
+    assert session.usage == usage + usage
+    # The history is the same as send would leave it.
+    assert [m.role for m in session.messages] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_leaving_a_stream_early_ends_the_turn_and_frees_the_session(home: Path) -> None:
+    from contextlib import aclosing
+
+    session = Agent(home, model=ScriptedModel(["first", "second"])).session()
+    async with aclosing(session.stream("one")) as events:
+        async for event in events:
+            assert isinstance(event, TextDelta)
+            break
+    assert await session.send("two") == "second"
+    assert [m.role for m in session.messages] == ["user", "user", "assistant"]
+
+
+# -- OpenAI, streamed --------------------------------------------------------------------
+
+
+def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
+    return (
+        None,
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        },
+    )
+
+
+def openai_usage(prompt: int, completion: int, cached: int) -> tuple[None, Any]:
+    return (
+        None,
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        },
+    )
+
+
+async def test_openai_streams_text_and_assembles_tool_calls(
+    server: LoopbackServer, home: Path
+) -> None:
+    server.reply(
+        SSE(
+            (
+                openai_chunk({"role": "assistant", "content": "Let "}),
+                openai_chunk({"content": "me add."}),
+                openai_chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_a",
+                                "type": "function",
+                                "function": {"name": "add", "arguments": '{"a": 2'},
+                            }
+                        ]
+                    }
+                ),
+                openai_chunk(
+                    {"tool_calls": [{"index": 0, "function": {"arguments": ', "b": 3}'}}]}
+                ),
+                openai_chunk({}, "tool_calls"),
+                openai_usage(50, 6, 40),
+                "[DONE]",
+            )
+        )
+    )
+    server.reply(
+        SSE(
+            (
+                openai_chunk({"role": "assistant", "content": "It is "}),
+                openai_chunk({"content": "5."}),
+                openai_chunk({}, "stop"),
+                openai_usage(60, 3, 50),
+                "[DONE]",
+            )
+        )
+    )
+    model = OpenAIModel("m", base_url=server.base_url, api_key="k", max_retries=0)
+    events = await collect(Agent(home, tools=[add], model=model), "2 + 3?")
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert deltas == ["Let ", "me add.", "It is ", "5."]
+    [finished] = [e for e in events if isinstance(e, ToolFinished)]
+    assert (finished.call.id, finished.call.arguments) == ("call_a", {"a": 2, "b": 3})
+    assert finished.result.output == "5"
+    reports = [e.usage for e in events if isinstance(e, UsageReport)]
+    assert reports == [Usage(10, 6, 40, 0), Usage(10, 3, 50, 0)]
+    assert events[-1] == Done("It is 5.", Usage(20, 9, 90, 0))
+    first = server.bodies[0]
+    assert (first["stream"], first["stream_options"]) == (True, {"include_usage": True})
+    # The call went back with its arguments as streamed.
+    sent_call = server.bodies[1]["messages"][2]["tool_calls"][0]
+    assert sent_call["function"] == {"name": "add", "arguments": '{"a": 2, "b": 3}'}
+
+
+# -- Anthropic, streamed -----------------------------------------------------------------
+
+
+def anthropic_stream(*blocks: tuple[str, Any], stop: str, usage: dict[str, int]) -> SSE:
+    """A Messages API stream: ("text", [pieces]) or ("tool_use", (id, name, [json pieces]))."""
+    events: list[tuple[str | None, Any]] = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"output_tokens": 1, **usage},
+                },
+            },
+        )
+    ]
+    for index, (kind, value) in enumerate(blocks):
+        if kind == "text":
+            start: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": piece} for piece in value]
+        else:
+            id, name, pieces = value
+            start = {"type": "tool_use", "id": id, "name": name, "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": start},
+            )
+        )
+        events.extend(
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            for d in deltas
+        )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 7},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return SSE(tuple(events))
+
+
+async def test_anthropic_streams_text_and_assembles_tool_use(
+    server: LoopbackServer, home: Path
+) -> None:
+    cache = {"input_tokens": 10, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 0}
+    server.reply(
+        anthropic_stream(
+            ("text", ["Let ", "me add."]),
+            ("tool_use", ("toolu_1", "add", ['{"a": 2', ', "b": 3}'])),
+            stop="tool_use",
+            usage=cache,
+        )
+    )
+    server.reply(anthropic_stream(("text", ["It is ", "5."]), stop="end_turn", usage=cache))
+    base = server.base_url.removesuffix("/v1")
+    model = AnthropicModel("m", base_url=base, api_key="k", max_retries=0)
+    events = await collect(Agent(home, tools=[add], model=model), "2 + 3?")
+    assert [e.text for e in events if isinstance(e, TextDelta)] == [
+        "Let ",
+        "me add.",
+        "It is ",
+        "5.",
+    ]
+    [finished] = [e for e in events if isinstance(e, ToolFinished)]
+    assert (finished.call.id, finished.call.arguments) == ("toolu_1", {"a": 2, "b": 3})
+    assert finished.result.output == "5"
+    assert [e.usage for e in events if isinstance(e, UsageReport)] == [Usage(10, 7, 900, 0)] * 2
+    assert events[-1] == Done("It is 5.", Usage(20, 14, 1800, 0))
+    assert server.bodies[0]["stream"] is True
+    assert server.bodies[1]["messages"][1]["content"][1] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "add",
+        "input": {"a": 2, "b": 3},
+    }
+
+
+async def test_a_stream_cut_mid_call_is_not_run(server: LoopbackServer) -> None:
+    server.reply(
+        anthropic_stream(
+            ("tool_use", ("toolu_1", "add", ['{"a": '])),
+            stop="max_tokens",
+            usage={"input_tokens": 1},
+        )
+    )
+    base = server.base_url.removesuffix("/v1")
+    model = AnthropicModel("m", base_url=base, api_key="k", max_retries=0)
+    request = ModelRequest(system="s", messages=(UserMessage("x"),), tools=(add,))
+    items = [item async for item in model.stream(request)]
+    reply = items[-1]
+    assert isinstance(reply, AssistantMessage)
+    assert reply.tool_calls[0].arguments_error is not None
+
+
+async def test_send_does_not_stream(server: LoopbackServer, home: Path) -> None:
+    from _loopback_openai import completion
+
+    server.reply(completion("plain"))
+    model = OpenAIModel("m", base_url=server.base_url, api_key="k", max_retries=0)
+    session = from_dir(home, model=model, save=False).session()
+    assert await session.send("hi") == "plain"
+    assert "stream" not in server.bodies[0]
