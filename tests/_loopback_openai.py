@@ -83,6 +83,8 @@ class LoopbackServer:
                 else:
                     status, payload = reply
                 kind = "application/json"
+                if status == 200 and isinstance(body, dict) and body.get("stream"):
+                    payload = as_stream(payload)  # a streamed request gets its answer streamed
                 if isinstance(payload, SSE):
                     data, kind = payload.body(), "text/event-stream"
                 else:
@@ -169,3 +171,70 @@ def completion(
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+def as_stream(payload: Any) -> Any:
+    """A whole chat-completions or Messages API answer, as the stream that carries it."""
+    if isinstance(payload, dict) and "choices" in payload:
+        return _openai_stream(payload)
+    if isinstance(payload, dict) and payload.get("type") == "message":
+        return _anthropic_stream(payload)
+    return payload
+
+
+def _openai_stream(payload: dict[str, Any]) -> SSE:
+    message = payload["choices"][0]["message"]
+    head = {k: payload[k] for k in ("id", "created", "model")}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return None, {**head, "object": "chat.completion.chunk", "choices": [choice]}
+
+    events: list[Any] = [chunk({"role": "assistant", "content": message.get("content") or ""})]
+    for n, call in enumerate(message.get("tool_calls") or ()):
+        events.append(chunk({"tool_calls": [{"index": n, **call}]}))
+    events.append(chunk({}, payload["choices"][0].get("finish_reason") or "stop"))
+    if payload.get("usage"):
+        usage = {
+            **head,
+            "object": "chat.completion.chunk",
+            "choices": [],
+            "usage": payload["usage"],
+        }
+        events.append((None, usage))
+    events.append("[DONE]")
+    return SSE(tuple(events))
+
+
+def _anthropic_stream(payload: dict[str, Any]) -> SSE:
+    usage = dict(payload.get("usage") or {})
+    output = usage.pop("output_tokens", 0)
+    start = {**payload, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[Any] = [("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(payload["content"]):
+        if block["type"] == "text":
+            opened: dict[str, Any] = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            opened = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        events += [
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opened},
+            ),
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]
+    stop = {"stop_reason": payload.get("stop_reason"), "stop_sequence": None}
+    events.append(
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": stop, "usage": {"output_tokens": output}},
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return SSE(tuple(events))

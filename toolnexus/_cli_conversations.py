@@ -17,7 +17,7 @@ from typing import Any
 
 from ._cli_memory import UsageError
 
-__all__ = ["SESSION_ACTIONS", "add_parsers", "chat", "check_args", "recall", "sessions"]
+__all__ = ["SESSION_ACTIONS", "add_parsers", "check_args", "recall", "sessions"]
 
 #: Every action of the sessions verb.
 SESSION_ACTIONS = ("list", "show", "export", "import", "rm")
@@ -32,12 +32,25 @@ def add_parsers(sub: Any, verb: Verb, prog: str) -> None:
     p = verb(
         sub,
         "chat",
-        "Talk to a persona through an OpenAI-compatible model; the conversation is saved.",
-        f"OPENAI_API_KEY=... {prog} chat ada --model gpt-4o-mini\n  {prog} chat ada --continue",
+        "Talk to a persona through a model (OpenAI-compatible or Anthropic); the "
+        "conversation is saved.",
+        f"OPENAI_API_KEY=... {prog} chat ada --model gpt-4o-mini\n  "
+        f"ANTHROPIC_API_KEY=... {prog} chat ada --model claude-sonnet-4-5\n  "
+        f"{prog} chat ada --continue",
     )
     p.add_argument("dir", help="the home directory")
     p.add_argument("--model", help="model name (default: IDENTITY.md `model:` or TOOLNEXUS_MODEL)")
-    p.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    p.add_argument(
+        "--provider",
+        choices=("openai", "anthropic"),
+        help="the API to talk to (default: anthropic for a claude-* model or when only "
+        "ANTHROPIC_API_KEY is set, else openai)",
+    )
+    p.add_argument(
+        "--base-url",
+        help="the API's root URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the "
+        "provider's own)",
+    )
     p.add_argument(
         "--continue",
         dest="continue_",
@@ -111,80 +124,6 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageError("sessions import needs at least one FILE")
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit must be 1 or more, not {args.limit}")
-
-
-# -- chat ----------------------------------------------------------------------------------
-
-
-def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
-    """Talk to the persona one line at a time; save the conversation unless told not to."""
-    import asyncio
-    import os
-
-    from .agents.agent import from_dir
-    from .agents.conversations import Conversations
-    from .agents.home import Home
-    from .errors import ConversationError
-
-    configured = Home(home).identity().config.model
-    model_name = args.model or configured or os.environ.get("TOOLNEXUS_MODEL")
-    if not model_name:
-        raise UsageError(
-            "no model configured: pass --model NAME, set `model:` in IDENTITY.md, "
-            "or set TOOLNEXUS_MODEL (plus OPENAI_BASE_URL / OPENAI_API_KEY as needed)"
-        )
-    resume = args.resume
-    if args.continue_:
-        latest = Conversations(home).latest()
-        if latest is None:
-            raise ConversationError(
-                f"no saved conversation to continue in {home}: start one with `{prog} chat {home}`",
-                kind="not_found",
-            )
-        resume = latest.id
-    from .agents.models.openai import OpenAIModel
-
-    model = OpenAIModel(model=model_name, base_url=args.base_url)
-    agent = from_dir(home, model=model, save=False if args.no_save else None)
-    session = agent.session(resume=resume)
-    name = session.soul.name
-    if resume is not None:
-        print(
-            f"resuming conversation {session.id} ({len(session.messages)} messages) with "
-            f"{name} ({model_name}); Ctrl-D to end",
-            file=sys.stderr,
-        )
-    else:
-        print(f"chatting with {name} ({model_name}); Ctrl-D to end", file=sys.stderr)
-
-    prompt = "you> " if sys.stdin.isatty() else ""  # piped input: answers only
-
-    async def converse() -> None:
-        warned = False
-        while True:
-            try:
-                line = await asyncio.to_thread(input, prompt)
-            except EOFError:
-                print(file=sys.stderr)
-                return
-            if not line.strip():
-                continue
-            answer = await session.send(line)
-            print(f"{name}> {answer}", flush=True)
-            error = session.save_error
-            if error is not None and not warned:  # once, and again only after a recovery
-                print(
-                    f"{prog} chat: warning: not saving this conversation: {error}", file=sys.stderr
-                )
-            warned = error is not None
-
-    try:
-        asyncio.run(converse())
-    except KeyboardInterrupt:
-        print(file=sys.stderr)
-    if session.transcript is not None and session.save_error is None and len(session.messages):
-        print(f"saved as conversation {session.id}", file=sys.stderr)
-    return 0
 
 
 # -- sessions ------------------------------------------------------------------------------

@@ -308,8 +308,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    """Talk to the persona through an OpenAI-compatible model; the conversation is saved."""
-    return _cli_conversations.chat(args, _home_dir(args.dir), PROG)
+    """Talk to the persona through a model, streamed; the conversation is saved."""
+    from . import _cli_chat
+
+    return _cli_chat.chat(args, _home_dir(args.dir), PROG)
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
