@@ -229,3 +229,33 @@ def test_a_tool_line_cuts_long_arguments_and_names_an_error() -> None:
         tool_line(ToolFinished(short, failed)) == '  [memory] {"text":"y"} -> error: not found: y'
     )
     assert describe_usage(Usage()).endswith("cache hit rate n/a")
+
+
+def test_anthropic_429_retried_and_a_failing_turn_leaves_the_chat_going(home: Path) -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "overloaded"}}
+    with loopback_server() as server:
+        server.reply(error, status=429, headers=FAST_RETRY)
+        server.reply(anthropic_message("First answer."))
+        for _ in range(4):  # the request and its three retries
+            server.reply(error, status=500, headers=FAST_RETRY)
+        server.reply(anthropic_message("Back again."))
+        result = run(
+            "chat",
+            home,
+            "--provider",
+            "anthropic",
+            "--model",
+            "any-name",
+            "--base-url",
+            server.base_url.removesuffix("/v1"),
+            env={"ANTHROPIC_API_KEY": "k", "NO_PROXY": "127.0.0.1"},
+            stdin="one\ntwo\nthree\n",
+        )
+        bodies = server.bodies
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Ada> First answer.\nAda> Back again.\n"
+    assert "answered HTTP 500 for model 'any-name': overloaded" in result.stderr
+    assert len(bodies) == 7
+    # The failed turn is kept; consecutive user turns go as one.
+    texts = [[b["text"] for b in m["content"]] for m in bodies[-1]["messages"]]
+    assert texts == [["one"], ["First answer."], ["two", "three"]]

@@ -6,6 +6,7 @@ import json
 import socket
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from _loopback_openai import LoopbackServer, completion, loopback_server
@@ -368,3 +369,27 @@ async def test_an_empty_answer_goes_back_as_empty_content(server: LoopbackServer
         history = (UserMessage("x"), empty, UserMessage("say something"))
         await model.complete(ModelRequest(system="s", messages=history))
     assert server.bodies[1]["messages"][2] == {"role": "assistant", "content": ""}
+
+
+async def test_the_prefix_is_byte_identical_on_every_turn_and_session(tmp_path: Path) -> None:
+    from toolnexus.agents import from_dir
+
+    (tmp_path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
+    with loopback_server() as server:
+        for _ in range(2):
+            server.reply(
+                completion(tool_calls=[("c1", "memory", '{"action": "add", "text": "x"}')])
+            )
+            server.reply(completion("done"))
+            server.reply(completion("more"))
+        model = OpenAIModel("m", base_url=server.base_url, api_key="k", max_retries=0)
+        agent = from_dir(tmp_path, model=model, save=False, recall=False)
+        for _ in range(2):
+            session = agent.session()
+            await session.send("one")
+            await session.send("two")
+            (tmp_path / "MEMORY.md").unlink()  # the home is unchanged for the next session
+        bodies = server.bodies
+    prefixes = {json.dumps([b["messages"][0], b["tools"]], sort_keys=True) for b in bodies}
+    assert len(bodies) == 6
+    assert len(prefixes) == 1

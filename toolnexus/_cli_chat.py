@@ -139,6 +139,7 @@ class _Chat:
         self.turn: asyncio.Task[None] | None = None
         self.main: asyncio.Task[Any] | None = None
         self.quit = False
+        self.stopping = False  # the turn in flight was asked to stop: Ctrl-C again quits
         self.warned = False
 
     async def run(self) -> int:
@@ -167,6 +168,7 @@ class _Chat:
                 print(f"usage this session: {describe_usage(self.session.usage)}", flush=True)
                 continue
             self.turn = asyncio.create_task(self._one_turn(line))
+            self.stopping = False
             try:
                 await self.turn
             except asyncio.CancelledError:
@@ -183,8 +185,9 @@ class _Chat:
             self._warn_unsaved()
 
     def _interrupt(self) -> None:
-        """Ctrl-C: cancel the turn in flight; at the prompt, end the chat."""
-        if self.turn is not None and not self.turn.done():
+        """Ctrl-C: cancel the turn in flight; again (or at the prompt), end the chat."""
+        if self.turn is not None and not self.turn.done() and not self.stopping:
+            self.stopping = True
             self.turn.cancel()
         elif self.main is not None:
             self.quit = True
