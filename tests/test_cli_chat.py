@@ -210,6 +210,7 @@ def test_the_provider_is_picked_from_the_option_the_name_then_the_keys(
     assert pick_provider(None, "gpt-4o") == "openai"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     assert pick_provider(None, "my-model") == "anthropic"
+    assert pick_provider(None, "local-model", "http://127.0.0.1:8080/v1") == "openai"
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     assert pick_provider(None, "my-model") == "openai"
 
@@ -259,3 +260,30 @@ def test_anthropic_429_retried_and_a_failing_turn_leaves_the_chat_going(home: Pa
     # The failed turn is kept; consecutive user turns go as one.
     texts = [[b["text"] for b in m["content"]] for m in bodies[-1]["messages"]]
     assert texts == [["one"], ["First answer."], ["two", "three"]]
+
+
+def test_a_broken_answer_and_bytes_that_are_not_utf8_never_end_the_chat(home: Path) -> None:
+    from _loopback_openai import SSE
+
+    with loopback_server() as server:
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+        text = {"index": 0, "delta": {"content": "Hel"}, "finish_reason": None}
+        server.reply(SSE(((None, {**chunk, "choices": [text]}),)))  # no end: broken
+        server.reply(completion("Second answer."))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TOOLNEXUS_"))}
+        result = subprocess.run(
+            [str(SCRIPT), "chat", str(home), "--model", "m", "--base-url", server.base_url],
+            input=b"first\ncaf\xe9 au lait\n",
+            capture_output=True,
+            timeout=TIMEOUT,
+            env={**env, "OPENAI_API_KEY": "k", "NO_PROXY": "127.0.0.1"},
+            check=False,
+        )
+        second = server.bodies[-1]["messages"][-1]["content"]
+    out, err = result.stdout.decode(), result.stderr.decode()
+    assert result.returncode == 0, err
+    assert out == "Ada> Hel\nAda> Second answer.\n"  # the broken line is ended
+    assert "toolnexus chat: " in err
+    assert "the answer broke off" in err
+    assert "Traceback" not in err
+    assert second == "caf\ufffd au lait"

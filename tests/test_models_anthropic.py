@@ -272,3 +272,46 @@ def test_a_missing_sdk_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -
     assert str(info.value) == (
         'AnthropicModel needs the anthropic package: pip install "toolnexus[anthropic]"'
     )
+
+
+async def test_blank_text_and_foreign_tool_ids_are_sent_as_the_api_accepts() -> None:
+    from toolnexus.agents.models.anthropic import tool_id
+
+    history = (
+        UserMessage("  "),
+        AssistantMessage(
+            "\n\n", tool_calls=(ToolCall("add", {"a": 1, "b": 2}, id="functions.add:0"),)
+        ),
+        ToolResultMessage(call_id="functions.add:0", name="add", output="3"),
+    )
+    body = to_anthropic_request(request(*history), model="m")
+    assert body["messages"][0]["content"] == [{"type": "text", "text": "(empty message)"}]
+    [use] = body["messages"][1]["content"]  # no whitespace-only text block
+    mapped = tool_id("functions.add:0")
+    assert use["id"] == mapped
+    assert body["messages"][2]["content"][0]["tool_use_id"] == mapped
+    assert mapped.startswith("functions_add_0_")
+    assert tool_id("functions.add:1") != mapped  # two ids never become one
+    assert tool_id("toolu_01A-b") == "toolu_01A-b"  # a valid id is kept
+
+
+async def test_a_long_retry_after_is_reported_at_once_not_waited_for(
+    server: LoopbackServer,
+) -> None:
+    error = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+    server.reply(error, status=429, headers={"retry-after": "3600"})
+    with pytest.raises(ModelError) as info:
+        await model_for(server).complete(request(UserMessage("hi")))
+    assert "HTTP 429" in str(info.value)
+    assert "(it asked to wait 3600 s; toolnexus waits 20 s at most)" in str(info.value)
+    assert len(server.requests) == 1
+
+
+async def test_a_server_error_is_retried_with_a_short_backoff(server: LoopbackServer) -> None:
+    error = {"type": "error", "error": {"type": "api_error", "message": "boom"}}
+    server.reply(error, status=529, headers={"retry-after-ms": "5"})
+    server.reply(error, status=503)  # no header: the backoff, half a second or so
+    server.reply(message("Finally."))
+    reply = await model_for(server, max_retries=2).complete(request(UserMessage("hi")))
+    assert reply.text == "Finally."
+    assert len(server.requests) == 3

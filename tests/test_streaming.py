@@ -322,3 +322,44 @@ async def test_send_does_not_stream(server: LoopbackServer, home: Path) -> None:
     session = from_dir(home, model=model, save=False).session()
     assert await session.send("hi") == "plain"
     assert "stream" not in server.bodies[0]
+
+
+async def test_a_stream_cut_before_any_text_is_retried_and_after_it_is_an_error(
+    server: LoopbackServer,
+) -> None:
+    from toolnexus.errors import ModelError
+
+    whole = anthropic_stream(("text", ["Hel", "lo"]), stop="end_turn", usage={"input_tokens": 1})
+    server.reply(SSE(whole.events[:1]))  # message_start, then nothing: retried
+    server.reply(whole)
+    server.reply(SSE(whole.events[:4]))  # "Hel" shown, then the connection ends
+    base = server.base_url.removesuffix("/v1")
+    model = AnthropicModel("m", base_url=base, api_key="k", max_retries=2)
+    req = ModelRequest(system="s", messages=(UserMessage("x"),))
+    items = [item async for item in model.stream(req)]
+    assert [i.text for i in items if isinstance(i, TextDelta)] == ["Hel", "lo"]
+    assert len(server.requests) == 2
+    with pytest.raises(ModelError, match="the answer broke off"):
+        [item async for item in model.stream(req)]
+    assert len(server.requests) == 3  # text was shown: not sent again
+
+
+async def test_a_malformed_openai_chunk_is_a_model_error(server: LoopbackServer) -> None:
+    from toolnexus.errors import ModelError
+
+    server.reply(SSE(("this is not json",)))
+    model = OpenAIModel("m", base_url=server.base_url, api_key="k", max_retries=0)
+    req = ModelRequest(system="s", messages=(UserMessage("x"),))
+    with pytest.raises(ModelError, match="answered something unreadable"):
+        [item async for item in model.stream(req)]
+
+
+async def test_usage_counts_a_response_the_round_cap_turned_away(home: Path) -> None:
+    from toolnexus.errors import ToolRoundsExceeded
+
+    usage = Usage(input_tokens=10)
+    turns = [AssistantMessage(tool_calls=(call("add", a=1, b=1),), usage=usage)] * 2
+    session = Agent(home, tools=[add], model=ScriptedModel(turns), max_tool_rounds=1).session()
+    with pytest.raises(ToolRoundsExceeded):
+        await session.send("loop")
+    assert session.usage == Usage(input_tokens=20)  # both responses were billed

@@ -38,13 +38,16 @@ ARGUMENTS_SHOWN = 120
 EXIT_INTERRUPTED = 130
 
 
-def pick_provider(explicit: str | None, model_name: str) -> str:
-    """The provider: `--provider`, else `anthropic` for a `claude…` model name or when
-    only `ANTHROPIC_API_KEY` is set, else `openai`."""
+def pick_provider(explicit: str | None, model_name: str, base_url: str | None = None) -> str:
+    """The provider: `--provider`, else `anthropic` for a `claude…` model name, else
+    `openai` with a `--base-url`, else `anthropic` when only `ANTHROPIC_API_KEY` is set,
+    else `openai`."""
     if explicit:
         return explicit
     if model_name.lower().startswith("claude"):
         return "anthropic"
+    if base_url:  # a server of one's own speaks the OpenAI protocol, as a rule
+        return "openai"
     if os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("OPENAI_API_KEY"):
         return "anthropic"
     return "openai"
@@ -107,7 +110,7 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
                 kind="not_found",
             )
         resume = latest.id
-    provider = pick_provider(args.provider, model_name)
+    provider = pick_provider(args.provider, model_name, args.base_url)
     model = build_model(provider, model_name, args.base_url)
     agent = from_dir(home, model=model, save=False if args.no_save else None)
     session = agent.session(resume=resume)
@@ -173,13 +176,15 @@ class _Chat:
                 await self.turn
             except asyncio.CancelledError:
                 if not self.quit:
-                    print(f"\n{self.prog} chat: interrupted: turn cancelled", file=sys.stderr)
+                    print(f"{self.prog} chat: interrupted: turn cancelled", file=sys.stderr)
                     continue
                 raise
             except ToolRoundsExceeded as exc:
-                print(f"\n{self.prog} chat: the turn ended: {exc}", file=sys.stderr)
+                print(f"{self.prog} chat: the turn ended: {_one_line(exc)}", file=sys.stderr)
             except ModelError as exc:  # after the retries: the conversation so far is kept
-                print(f"\n{self.prog} chat: {exc}", file=sys.stderr)
+                print(f"{self.prog} chat: {_one_line(exc)}", file=sys.stderr)
+            except Exception as exc:  # never a traceback: the turn ends, the chat goes on
+                print(f"{self.prog} chat: the turn failed: {_one_line(exc)}", file=sys.stderr)
             finally:
                 self.turn = None
             self._warn_unsaved()
@@ -194,29 +199,39 @@ class _Chat:
             self.main.cancel()
 
     async def _one_turn(self, line: str) -> None:
+        out = sys.stdout
+        open_line = False
+        try:
+            async with aclosing(self.session.stream(line)) as events:
+                async for event in events:
+                    open_line = self._show(event, open_line)
+        finally:
+            if open_line:  # a turn cut short still ends its line
+                out.write("\n")
+                out.flush()
+
+    def _show(self, event: object, open_line: bool) -> bool:
+        """Print one event; whether an answer's line is left open."""
         from .agents.models import Done, TextDelta, ToolFinished, ToolStarted
 
         out = sys.stdout
-        open_line = False
-        async with aclosing(self.session.stream(line)) as events:
-            async for event in events:
-                if isinstance(event, TextDelta):
-                    if not open_line:
-                        out.write(f"{self.name}> ")
-                        open_line = True
-                    out.write(event.text)
-                    out.flush()
-                elif isinstance(event, ToolStarted) and open_line:
-                    out.write("\n")
-                    open_line = False
-                elif isinstance(event, ToolFinished):
-                    out.flush()
-                    print(tool_line(event), file=sys.stderr, flush=True)
-                elif isinstance(event, Done):
-                    if not open_line:
-                        out.write(f"{self.name}> ")
-                    out.write("\n")
-                    out.flush()
+        if isinstance(event, TextDelta):
+            if not open_line:
+                out.write(f"{self.name}> ")
+            out.write(event.text)
+            out.flush()
+            return True
+        if isinstance(event, ToolStarted) and open_line:
+            out.write("\n")
+            out.flush()
+            return False
+        if isinstance(event, ToolFinished):
+            print(tool_line(event), file=sys.stderr, flush=True)
+        elif isinstance(event, Done):
+            out.write(("" if open_line else f"{self.name}> ") + "\n")
+            out.flush()
+            return False
+        return open_line
 
     def _warn_unsaved(self) -> None:
         error = self.session.save_error
@@ -226,7 +241,34 @@ class _Chat:
 
 
 def _read_lines(loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str | None]) -> None:
-    """Feed stdin's lines to the loop (a daemon thread: a chat that ends never waits on it)."""
-    for line in sys.stdin:
-        loop.call_soon_threadsafe(lines.put_nowait, line.rstrip("\n"))
-    loop.call_soon_threadsafe(lines.put_nowait, None)
+    """Feed stdin's lines to the loop (a daemon thread: a chat that ends never waits on it).
+
+    It reads the descriptor itself: a buffered reader's lock held by a thread still
+    reading would stop the interpreter's exit. Bytes that are not UTF-8 become
+    U+FFFD; whatever happens, the end is signalled.
+    """
+
+    def put(raw: bytes) -> None:
+        line = raw.decode("utf-8", errors="replace").rstrip("\r")
+        loop.call_soon_threadsafe(lines.put_nowait, line)
+
+    try:
+        fd = sys.stdin.fileno()
+        pending = b""
+        while chunk := os.read(fd, 65536):
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                put(raw)
+        if pending:
+            put(pending)
+    except (OSError, ValueError):
+        pass  # stdin went away (or has no descriptor): that is the end of the input
+    finally:
+        with suppress(RuntimeError):  # the loop may be closed already
+            loop.call_soon_threadsafe(lines.put_nowait, None)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 400 else text[:397] + "..."

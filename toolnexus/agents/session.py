@@ -115,6 +115,7 @@ class Session:
         "_soul",
         "_tools",
         "_transcript",
+        "_usage",
     )
 
     def __init__(
@@ -140,6 +141,7 @@ class Session:
         self._transcript = transcript
         self._save_error: ConversationError | None = None
         self._save_lock = threading.Lock()
+        self._usage = Usage()
 
     @property
     def id(self) -> str:
@@ -191,12 +193,9 @@ class Session:
     @property
     def usage(self) -> Usage:
         """The tokens this session's model responses cost so far, summed (what the
-        provider reported; a resumed conversation's earlier turns are not counted)."""
-        total = Usage()
-        for message in self._messages[self._first :]:
-            if isinstance(message, AssistantMessage) and message.usage is not None:
-                total = total + message.usage
-        return total
+        provider reported, including a response the tool-round cap turned away; a
+        resumed conversation's earlier turns are not counted)."""
+        return self._usage
 
     @property
     def transcript(self) -> Transcript | None:
@@ -343,6 +342,7 @@ class Session:
                     "return an AssistantMessage"
                 )
             if reply.usage is not None:
+                self._usage = self._usage + reply.usage
                 yield UsageReport(reply.usage)
             if not reply.tool_calls:
                 self._messages.append(reply)
@@ -418,8 +418,9 @@ async def _ask(
             yield TextDelta(reply.text)
         yield reply
         return
-    async for item in stream(request):
-        yield item
+    async with aclosing(stream(request)) as answer:
+        async for item in answer:
+            yield item
 
 
 def _interrupted(calls: Sequence[ToolCall], done: int) -> list[ToolResultMessage]:

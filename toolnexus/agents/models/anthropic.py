@@ -21,8 +21,10 @@ Settings come from arguments first, then the environment:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -38,7 +40,8 @@ from ._base import (
     Usage,
     UserMessage,
 )
-from .openai import MODEL_ENV, status_detail
+from ._retry import BrokenStream, failure, next_wait
+from .openai import MODEL_ENV
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -61,7 +64,8 @@ class AnthropicModel:
         api_key: The key; default `$ANTHROPIC_API_KEY`.
         max_tokens: Output tokens allowed per response.
         timeout: Seconds per request.
-        max_retries: How often the SDK retries connection errors, 429s and 5xxs.
+        max_retries: How often a 429, 408, 409, 5xx, timeout or lost connection is
+            retried, after a bounded backoff (at most 20 s, honouring `retry-after`).
         settings: Extra Messages API parameters sent with every request
             (`temperature`, `top_p`, ...).
         client: A ready `anthropic.AsyncAnthropic` client to use instead of building
@@ -94,6 +98,7 @@ class AnthropicModel:
         self.model: str = name
         self.max_tokens = max_tokens
         self.settings: dict[str, Any] = dict(settings or {})
+        self.max_retries = max_retries
         if client is not None:
             self._client: Any = client
         else:
@@ -107,7 +112,7 @@ class AnthropicModel:
                 api_key=key,
                 base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 timeout=timeout,
-                max_retries=max_retries,
+                max_retries=0,  # toolnexus retries itself: a bounded backoff
             )
         self.base_url: str = str(self._client.base_url)
 
@@ -117,35 +122,72 @@ class AnthropicModel:
     async def complete(self, request: ModelRequest, /) -> AssistantMessage:
         """Send one Messages API request and translate the answer.
 
+        A 429, 408, 409, 5xx, timeout or lost connection is retried (`max_retries`
+        times, a bounded backoff honouring the server's `retry-after`).
+
         Raises:
             ModelError: when the server cannot be reached, answers with an HTTP
                 error, or answers something that is not a message.
         """
+        import asyncio  # here, not at the top: the command line's start stays light
+
         sdk = _import_sdk()
         body = to_anthropic_request(
             request, model=self.model, max_tokens=self.max_tokens, settings=self.settings
         )
-        try:
-            response = await self._client.messages.create(**_arguments(body))
-        except (sdk.AnthropicError, ValueError) as exc:
-            raise self._error(sdk, exc) from exc
-        return from_anthropic_response(response, where=self.base_url)
+        attempt = 0
+        while True:
+            try:
+                response = await self._client.messages.create(**_arguments(body))
+                return from_anthropic_response(response, where=self.base_url)
+            except Exception as exc:  # every failure ends as a ModelError, or a retry
+                wait = next_wait(sdk, exc, attempt=attempt, retries=self.max_retries)
+                if wait is None:
+                    raise failure(sdk, exc, where=self.base_url, model=self.model) from exc
+            await asyncio.sleep(wait)
+            attempt += 1
 
     async def stream(self, request: ModelRequest, /) -> AsyncIterator[TextDelta | AssistantMessage]:
         """`complete`, streamed: the answer's text as it arrives, then the whole message.
 
-        Raises:
-            ModelError: as `complete` does.
+        A failure before any text arrived is retried as `complete` retries; one
+        after it (a connection lost mid-answer, a stream that ends early) is a
+        ModelError.
         """
+        import asyncio  # here, not at the top: the command line's start stays light
+
         sdk = _import_sdk()
         body = to_anthropic_request(
             request, model=self.model, max_tokens=self.max_tokens, settings=self.settings
         )
+        attempt = 0
+        while True:
+            shown = False
+            try:
+                async for item in self._stream_once(body):
+                    shown = shown or isinstance(item, TextDelta)
+                    yield item
+                return
+            except Exception as exc:  # every failure ends as a ModelError, or a retry
+                wait = (
+                    None
+                    if shown
+                    else next_wait(sdk, exc, attempt=attempt, retries=self.max_retries)
+                )
+                if wait is None:
+                    raise failure(sdk, exc, where=self.base_url, model=self.model) from exc
+            await asyncio.sleep(wait)
+            attempt += 1
+
+    async def _stream_once(
+        self, body: dict[str, Any]
+    ) -> AsyncIterator[TextDelta | AssistantMessage]:
         blocks: list[dict[str, Any]] = []
         usage: dict[str, int] = {}
         stop = None
-        try:
-            events = await self._client.messages.create(**_arguments(body), stream=True)
+        ended = False
+        events = await self._client.messages.create(**_arguments(body), stream=True)
+        async with events:  # the response is released however the stream ends
             async for event in events:
                 kind = event.type
                 if kind == "message_start":
@@ -158,6 +200,7 @@ class AnthropicModel:
                             "text": getattr(block, "text", "") or "",
                             "id": getattr(block, "id", ""),
                             "name": getattr(block, "name", ""),
+                            "input": getattr(block, "input", None),
                             "json": "",
                         }
                     )
@@ -171,27 +214,16 @@ class AnthropicModel:
                 elif kind == "message_delta":
                     stop = event.delta.stop_reason
                     usage.update(_counts(event.usage))
-        except (sdk.AnthropicError, ValueError) as exc:
-            raise self._error(sdk, exc) from exc
+                elif kind == "message_stop":
+                    ended = True
+        if not ended:
+            raise BrokenStream("the stream ended before the message did")
         response = SimpleNamespace(
             content=[_block(b) for b in blocks],
             stop_reason=stop,
             usage=SimpleNamespace(**usage),
         )
         yield from_anthropic_response(response, where=self.base_url)
-
-    def _error(self, sdk: Any, exc: Exception) -> ModelError:
-        """The one-line ModelError for an SDK failure: HTTP status, unreachable, other."""
-        if isinstance(exc, sdk.APIStatusError):
-            return ModelError(
-                f"{self.base_url} answered HTTP {exc.status_code} for model "
-                f"{self.model!r}: {status_detail(exc)}"
-            )
-        if isinstance(exc, sdk.APIConnectionError):
-            return ModelError(f"cannot reach {self.base_url}: {exc.message}")
-        if isinstance(exc, ValueError):  # a body that is not JSON
-            return ModelError(f"{self.base_url} answered something unreadable: {exc}")
-        return ModelError(f"{self.base_url} request failed: {exc}")
 
     async def aclose(self) -> None:
         """Close the HTTP connections the client holds."""
@@ -228,7 +260,10 @@ def _block(block: dict[str, Any]) -> SimpleNamespace:
     if block["type"] != "tool_use":
         return SimpleNamespace(type=block["type"], text=block["text"])
     try:
-        arguments: Any = json.loads(block["json"]) if block["json"].strip() else {}
+        if block["json"].strip():
+            arguments: Any = json.loads(block["json"])
+        else:  # no deltas: the input came whole with the block's start, if at all
+            arguments = block["input"] if isinstance(block["input"], dict) else {}
     except json.JSONDecodeError:
         arguments = block["json"]  # not an object: from_anthropic_response says so
     return SimpleNamespace(type="tool_use", id=block["id"], name=block["name"], input=arguments)
@@ -287,26 +322,40 @@ def to_anthropic_messages(history: tuple[Message, ...]) -> list[dict[str, Any]]:
 
 def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
     if isinstance(message, UserMessage):
-        return "user", [{"type": "text", "text": message.text or "(empty message)"}]
+        text = message.text if message.text.strip() else "(empty message)"
+        return "user", [{"type": "text", "text": text}]  # whitespace alone is refused
     if isinstance(message, ToolResultMessage):
         block: dict[str, Any] = {
             "type": "tool_result",
-            "tool_use_id": message.call_id,
+            "tool_use_id": tool_id(message.call_id),
             "content": message.output,
         }
         if message.is_error:
             block["is_error"] = True
         return "user", [block]
     blocks: list[dict[str, Any]] = []
-    if message.text:
+    if message.text.strip():
         blocks.append({"type": "text", "text": message.text})
     for tc in message.tool_calls:
         blocks.append(
-            {"type": "tool_use", "id": tc.id, "name": tc.name, "input": dict(tc.arguments)}
+            {"type": "tool_use", "id": tool_id(tc.id), "name": tc.name, "input": dict(tc.arguments)}
         )
     if not blocks:  # the API refuses an empty turn; an empty answer is still an answer
         blocks.append({"type": "text", "text": "(no answer)"})
     return "assistant", blocks
+
+
+_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def tool_id(id: str) -> str:
+    """A tool call's id as the API accepts it (letters, digits, `_`, `-`): an id made
+    elsewhere (`functions.memory:0`, an imported one) is mapped, the same way each
+    time, with a digest of the original so that two ids never become one."""
+    if id and not _ID_CHARS.search(id):
+        return id
+    digest = hashlib.sha256(id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_ID_CHARS.sub('_', id)[:40]}_{digest}"
 
 
 def from_anthropic_response(response: Any, *, where: str) -> AssistantMessage:

@@ -25,6 +25,7 @@ from typing import Any
 from ...errors import ModelError
 from ._base import AssistantMessage, ModelRequest, TextDelta, ToolCall, Usage
 from ._chat import decode_arguments, to_chat
+from ._retry import BrokenStream, failure, next_wait
 
 __all__ = ["MODEL_ENV", "OpenAIModel"]
 
@@ -42,7 +43,8 @@ class OpenAIModel:
         api_key: The key; default `$OPENAI_API_KEY`. Local servers that need none
             still want some value: pass any placeholder.
         timeout: Seconds per request.
-        max_retries: How often the SDK retries connection errors, 429s and 5xxs.
+        max_retries: How often a 429, 408, 409, 5xx, timeout or lost connection is
+            retried, after a bounded backoff (at most 20 s, honouring `retry-after`).
         settings: Extra chat-completions parameters sent with every request
             (`temperature`, `max_completion_tokens`, ...).
         client: A ready `openai.AsyncOpenAI` client to use instead of building one
@@ -69,6 +71,7 @@ class OpenAIModel:
             raise ModelError(f"OpenAIModel needs a model name: pass model=... or set ${MODEL_ENV}")
         self.model: str = name
         self.settings: dict[str, Any] = dict(settings or {})
+        self.max_retries = max_retries
         if client is not None:
             self._client: Any = client
         else:
@@ -83,7 +86,7 @@ class OpenAIModel:
                 api_key=key,
                 base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
                 timeout=timeout,
-                max_retries=max_retries,
+                max_retries=0,  # toolnexus retries itself: a bounded backoff
             )
         self.base_url: str = str(self._client.base_url)
 
@@ -93,62 +96,103 @@ class OpenAIModel:
     async def complete(self, request: ModelRequest, /) -> AssistantMessage:
         """Send one chat-completions request and translate the answer.
 
+        A 429, 408, 409, 5xx, timeout or lost connection is retried (`max_retries`
+        times, a bounded backoff honouring the server's `retry-after`).
+
         Raises:
             ModelError: when the server cannot be reached, answers with an HTTP
                 error, or returns no usable choice.
         """
+        import asyncio  # here, not at the top: the command line's start stays light
+
         sdk = _import_sdk()
-        body: dict[str, Any] = {
-            **self.settings,
-            "model": self.model,
-            "messages": to_openai_messages(request),
-        }
-        if request.tools:
-            body["tools"] = [tool.to_openai() for tool in request.tools]
-        try:
-            response = await self._client.chat.completions.create(**body)
-        except sdk.OpenAIError as exc:
-            raise self._error(sdk, exc) from exc
-        return from_openai_response(response, where=self.base_url, **_ids(request))
+        body = self._body(request)
+        attempt = 0
+        while True:
+            try:
+                response = await self._client.chat.completions.create(**body)
+                return from_openai_response(response, where=self.base_url, **_ids(request))
+            except Exception as exc:  # every failure ends as a ModelError, or a retry
+                wait = next_wait(sdk, exc, attempt=attempt, retries=self.max_retries)
+                if wait is None:
+                    raise failure(sdk, exc, where=self.base_url, model=self.model) from exc
+            await asyncio.sleep(wait)
+            attempt += 1
 
     async def stream(self, request: ModelRequest, /) -> AsyncIterator[TextDelta | AssistantMessage]:
         """`complete`, streamed: the answer's text as it arrives, then the whole message.
 
-        Raises:
-            ModelError: as `complete` does.
+        A failure before any text arrived is retried as `complete` retries; one
+        after it (a connection lost mid-answer, a stream that ends early) is a
+        ModelError.
         """
+        import asyncio  # here, not at the top: the command line's start stays light
+
         sdk = _import_sdk()
+        body = {
+            **self._body(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        attempt = 0
+        while True:
+            shown = False
+            try:
+                async for item in self._stream_once(body, request):
+                    shown = shown or isinstance(item, TextDelta)
+                    yield item
+                return
+            except Exception as exc:  # every failure ends as a ModelError, or a retry
+                wait = (
+                    None
+                    if shown
+                    else next_wait(sdk, exc, attempt=attempt, retries=self.max_retries)
+                )
+                if wait is None:
+                    raise failure(sdk, exc, where=self.base_url, model=self.model) from exc
+            await asyncio.sleep(wait)
+            attempt += 1
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             **self.settings,
             "model": self.model,
             "messages": to_openai_messages(request),
-            "stream": True,
-            "stream_options": {"include_usage": True},
         }
         if request.tools:
             body["tools"] = [tool.to_openai() for tool in request.tools]
+        return body
+
+    async def _stream_once(
+        self, body: dict[str, Any], request: ModelRequest
+    ) -> AsyncIterator[TextDelta | AssistantMessage]:
         texts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         usage: Any = None
-        seen = False
-        try:
-            chunks = await self._client.chat.completions.create(**body)
+        seen = finished = False
+        chunks = await self._client.chat.completions.create(**body)
+        async with chunks:  # the response is released however the stream ends
             async for chunk in chunks:
                 usage = getattr(chunk, "usage", None) or usage
                 for choice in getattr(chunk, "choices", None) or ():
                     seen = True
+                    finished = finished or bool(choice.finish_reason)
                     delta = choice.delta
                     if delta.content:
                         texts.append(delta.content)
                         yield TextDelta(delta.content)
                     for tc in delta.tool_calls or ():
-                        slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                        index = tc.index if isinstance(tc.index, int) else len(calls)
+                        slot = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
                         slot["id"] = tc.id or slot["id"]
                         if tc.function is not None:
-                            slot["name"] += tc.function.name or ""
+                            name = tc.function.name or ""
+                            # Some servers repeat the name in every fragment.
+                            if name and not slot["name"].endswith(name):
+                                slot["name"] += name
                             slot["arguments"] += tc.function.arguments or ""
-        except sdk.OpenAIError as exc:
-            raise self._error(sdk, exc) from exc
+        if seen and not finished:
+            raise BrokenStream("the stream ended before the answer did")
         message = SimpleNamespace(
             content="".join(texts),
             tool_calls=[
@@ -164,17 +208,6 @@ class OpenAIModel:
             choices=[SimpleNamespace(message=message)] if seen else [], usage=usage
         )
         yield from_openai_response(response, where=self.base_url, **_ids(request))
-
-    def _error(self, sdk: Any, exc: Any) -> ModelError:
-        """The one-line ModelError for an SDK failure: HTTP status, unreachable, other."""
-        if isinstance(exc, sdk.APIStatusError):
-            return ModelError(
-                f"{self.base_url} answered HTTP {exc.status_code} for model "
-                f"{self.model!r}: {status_detail(exc)}"
-            )
-        if isinstance(exc, sdk.APIConnectionError):
-            return ModelError(f"cannot reach {self.base_url}: {exc.message}")
-        return ModelError(f"{self.base_url} request failed: {exc}")
 
     async def aclose(self) -> None:
         """Close the HTTP connections the client holds."""
@@ -194,17 +227,6 @@ def _ids(request: ModelRequest) -> dict[str, Any]:
         tc.id for m in request.messages if isinstance(m, AssistantMessage) for tc in m.tool_calls
     )
     return {"turn": turn, "taken": taken}
-
-
-def status_detail(exc: Any) -> str:
-    """The server's own error message, without the SDK's "Error code: N - " prefix."""
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if isinstance(message, str) and message:
-            return message
-    return str(exc.message)
 
 
 def _import_sdk() -> Any:
