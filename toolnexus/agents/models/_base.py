@@ -136,10 +136,10 @@ class ModelRequest:
 class Model(Protocol):
     """Anything that can answer a `ModelRequest`: one async method, so any provider fits.
 
-    A model may also stream: an async generator method `stream(request)` yielding
-    `TextDelta`s as the answer is produced and then the whole `AssistantMessage`,
-    last. `Session.stream` uses it when present; without it the answer arrives in
-    one piece.
+    A model may also stream: a method `stream(request)` returning an async
+    generator of `TextDelta`s, as the answer is produced, and then the whole
+    `AssistantMessage`, last. `Session.stream` uses it when present; without it
+    the answer arrives in one piece.
     """
 
     async def complete(self, request: ModelRequest, /) -> AssistantMessage:

@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -40,8 +40,7 @@ from ._base import (
     Usage,
     UserMessage,
 )
-from ._retry import BrokenStream, failure, next_wait
-from .openai import MODEL_ENV
+from ._provider import MODEL_ENV, BrokenStream, ProviderModel, Streamed, setting
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -55,7 +54,7 @@ DEFAULT_MAX_TOKENS = 4096
 _CACHED = {"type": "ephemeral"}
 
 
-class AnthropicModel:
+class AnthropicModel(ProviderModel):
     """A `Model` backed by the Anthropic Messages API, caching the frozen prefix.
 
     Args:
@@ -88,14 +87,10 @@ class AnthropicModel:
         settings: Mapping[str, Any] | None = None,
         client: Any = None,
     ) -> None:
-        name = model or os.environ.get(MODEL_ENV)
-        if not name:
-            raise ModelError(
-                f"AnthropicModel needs a model name: pass model=... or set ${MODEL_ENV}"
-            )
+        name = setting(model, MODEL_ENV, who="AnthropicModel", what="a model name")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ModelError(f"max_tokens must be a whole number from 1, got {max_tokens!r}")
-        self.model: str = name
+        self.model = name
         self.max_tokens = max_tokens
         self.settings: dict[str, Any] = dict(settings or {})
         self.max_retries = max_retries
@@ -103,21 +98,14 @@ class AnthropicModel:
             self._client: Any = client
         else:
             sdk = _import_sdk()
-            key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not key:
-                raise ModelError(
-                    "AnthropicModel needs an API key: pass api_key=... or set $ANTHROPIC_API_KEY"
-                )
+            key = setting(api_key, "ANTHROPIC_API_KEY", who="AnthropicModel", what="an API key")
             self._client = sdk.AsyncAnthropic(
                 api_key=key,
                 base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 timeout=timeout,
                 max_retries=0,  # toolnexus retries itself: a bounded backoff
             )
-        self.base_url: str = str(self._client.base_url)
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
+        self.base_url = str(self._client.base_url)
 
     async def complete(self, request: ModelRequest, /) -> AssistantMessage:
         """Send one Messages API request and translate the answer.
@@ -129,59 +117,32 @@ class AnthropicModel:
             ModelError: when the server cannot be reached, answers with an HTTP
                 error, or answers something that is not a message.
         """
-        import asyncio  # here, not at the top: the command line's start stays light
-
         sdk = _import_sdk()
-        body = to_anthropic_request(
-            request, model=self.model, max_tokens=self.max_tokens, settings=self.settings
-        )
-        attempt = 0
-        while True:
-            try:
-                response = await self._client.messages.create(**_arguments(body))
-                return from_anthropic_response(response, where=self.base_url)
-            except Exception as exc:  # every failure ends as a ModelError, or a retry
-                wait = next_wait(sdk, exc, attempt=attempt, retries=self.max_retries)
-                if wait is None:
-                    raise failure(sdk, exc, where=self.base_url, model=self.model) from exc
-            await asyncio.sleep(wait)
-            attempt += 1
+        arguments = _arguments(self._body(request))
 
-    async def stream(self, request: ModelRequest, /) -> AsyncIterator[TextDelta | AssistantMessage]:
+        async def once() -> AssistantMessage:
+            response = await self._client.messages.create(**arguments)
+            return from_anthropic_response(response, where=self.base_url)
+
+        return await self._retried(sdk, once)
+
+    def stream(self, request: ModelRequest, /) -> Streamed:
         """`complete`, streamed: the answer's text as it arrives, then the whole message.
 
         A failure before any text arrived is retried as `complete` retries; one
         after it (a connection lost mid-answer, a stream that ends early) is a
         ModelError.
         """
-        import asyncio  # here, not at the top: the command line's start stays light
-
         sdk = _import_sdk()
-        body = to_anthropic_request(
+        body = self._body(request)
+        return self._retried_stream(sdk, lambda: self._stream_once(body))
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        return to_anthropic_request(
             request, model=self.model, max_tokens=self.max_tokens, settings=self.settings
         )
-        attempt = 0
-        while True:
-            shown = False
-            try:
-                async for item in self._stream_once(body):
-                    shown = shown or isinstance(item, TextDelta)
-                    yield item
-                return
-            except Exception as exc:  # every failure ends as a ModelError, or a retry
-                wait = (
-                    None
-                    if shown
-                    else next_wait(sdk, exc, attempt=attempt, retries=self.max_retries)
-                )
-                if wait is None:
-                    raise failure(sdk, exc, where=self.base_url, model=self.model) from exc
-            await asyncio.sleep(wait)
-            attempt += 1
 
-    async def _stream_once(
-        self, body: dict[str, Any]
-    ) -> AsyncIterator[TextDelta | AssistantMessage]:
+    async def _stream_once(self, body: dict[str, Any]) -> Streamed:
         blocks: list[dict[str, Any]] = []
         usage: dict[str, int] = {}
         stop = None
@@ -224,16 +185,6 @@ class AnthropicModel:
             usage=SimpleNamespace(**usage),
         )
         yield from_anthropic_response(response, where=self.base_url)
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections the client holds."""
-        await self._client.close()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 def _arguments(body: dict[str, Any]) -> dict[str, Any]:

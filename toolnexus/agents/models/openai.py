@@ -18,22 +18,19 @@ model, and a toolnexus-specific name cannot clash with another tool's settings.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import Collection, Mapping
 from types import SimpleNamespace
 from typing import Any
 
 from ...errors import ModelError
 from ._base import AssistantMessage, ModelRequest, TextDelta, ToolCall, Usage
 from ._chat import decode_arguments, to_chat
-from ._retry import BrokenStream, failure, next_wait
+from ._provider import MODEL_ENV, BrokenStream, ProviderModel, Streamed, setting
 
 __all__ = ["MODEL_ENV", "OpenAIModel"]
 
-#: The environment variable naming the model when `OpenAIModel(model=None)`.
-MODEL_ENV = "TOOLNEXUS_MODEL"
 
-
-class OpenAIModel:
+class OpenAIModel(ProviderModel):
     """A `Model` backed by the chat-completions API of any OpenAI-compatible server.
 
     Args:
@@ -66,32 +63,28 @@ class OpenAIModel:
         settings: Mapping[str, Any] | None = None,
         client: Any = None,
     ) -> None:
-        name = model or os.environ.get(MODEL_ENV)
-        if not name:
-            raise ModelError(f"OpenAIModel needs a model name: pass model=... or set ${MODEL_ENV}")
-        self.model: str = name
+        name = setting(model, MODEL_ENV, who="OpenAIModel", what="a model name")
+        self.model = name
         self.settings: dict[str, Any] = dict(settings or {})
         self.max_retries = max_retries
         if client is not None:
             self._client: Any = client
         else:
             sdk = _import_sdk()
-            key = api_key or os.environ.get("OPENAI_API_KEY")
-            if not key:
-                raise ModelError(
-                    "OpenAIModel needs an API key: pass api_key=... or set $OPENAI_API_KEY "
-                    "(a local server that checks none still wants a placeholder value)"
-                )
+            key = setting(
+                api_key,
+                "OPENAI_API_KEY",
+                who="OpenAIModel",
+                what="an API key",
+                hint=" (a local server that checks none still wants a placeholder value)",
+            )
             self._client = sdk.AsyncOpenAI(
                 api_key=key,
                 base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
                 timeout=timeout,
                 max_retries=0,  # toolnexus retries itself: a bounded backoff
             )
-        self.base_url: str = str(self._client.base_url)
-
-    def __repr__(self) -> str:
-        return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
+        self.base_url = str(self._client.base_url)
 
     async def complete(self, request: ModelRequest, /) -> AssistantMessage:
         """Send one chat-completions request and translate the answer.
@@ -103,55 +96,29 @@ class OpenAIModel:
             ModelError: when the server cannot be reached, answers with an HTTP
                 error, or returns no usable choice.
         """
-        import asyncio  # here, not at the top: the command line's start stays light
-
         sdk = _import_sdk()
         body = self._body(request)
-        attempt = 0
-        while True:
-            try:
-                response = await self._client.chat.completions.create(**body)
-                return from_openai_response(response, where=self.base_url, **_ids(request))
-            except Exception as exc:  # every failure ends as a ModelError, or a retry
-                wait = next_wait(sdk, exc, attempt=attempt, retries=self.max_retries)
-                if wait is None:
-                    raise failure(sdk, exc, where=self.base_url, model=self.model) from exc
-            await asyncio.sleep(wait)
-            attempt += 1
 
-    async def stream(self, request: ModelRequest, /) -> AsyncIterator[TextDelta | AssistantMessage]:
+        async def once() -> AssistantMessage:
+            response = await self._client.chat.completions.create(**body)
+            return from_openai_response(response, where=self.base_url, **_ids(request))
+
+        return await self._retried(sdk, once)
+
+    def stream(self, request: ModelRequest, /) -> Streamed:
         """`complete`, streamed: the answer's text as it arrives, then the whole message.
 
         A failure before any text arrived is retried as `complete` retries; one
         after it (a connection lost mid-answer, a stream that ends early) is a
         ModelError.
         """
-        import asyncio  # here, not at the top: the command line's start stays light
-
         sdk = _import_sdk()
         body = {
             **self._body(request),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        attempt = 0
-        while True:
-            shown = False
-            try:
-                async for item in self._stream_once(body, request):
-                    shown = shown or isinstance(item, TextDelta)
-                    yield item
-                return
-            except Exception as exc:  # every failure ends as a ModelError, or a retry
-                wait = (
-                    None
-                    if shown
-                    else next_wait(sdk, exc, attempt=attempt, retries=self.max_retries)
-                )
-                if wait is None:
-                    raise failure(sdk, exc, where=self.base_url, model=self.model) from exc
-            await asyncio.sleep(wait)
-            attempt += 1
+        return self._retried_stream(sdk, lambda: self._stream_once(body, request))
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -163,9 +130,7 @@ class OpenAIModel:
             body["tools"] = [tool.to_openai() for tool in request.tools]
         return body
 
-    async def _stream_once(
-        self, body: dict[str, Any], request: ModelRequest
-    ) -> AsyncIterator[TextDelta | AssistantMessage]:
+    async def _stream_once(self, body: dict[str, Any], request: ModelRequest) -> Streamed:
         texts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         usage: Any = None
@@ -208,16 +173,6 @@ class OpenAIModel:
             choices=[SimpleNamespace(message=message)] if seen else [], usage=usage
         )
         yield from_openai_response(response, where=self.base_url, **_ids(request))
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections the client holds."""
-        await self._client.close()
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 def _ids(request: ModelRequest) -> dict[str, Any]:

@@ -1,26 +1,100 @@
-"""Retrying a provider's failed request: a bounded backoff, seconds not minutes.
+"""What both provider adapters share: settings, the client's lifetime, and retrying a
+failed request with a bounded backoff, seconds not minutes.
 
-Both adapters retry here rather than in the SDKs, whose waits follow a server's
+The adapters retry here rather than in the SDKs, whose waits follow a server's
 `Retry-After` up to minutes or hours: a 429, a 408 or 409, a 5xx, a timeout or a
 lost connection is retried after the server's `retry-after-ms` / `retry-after`
 when that is at most `MAX_WAIT` seconds (a longer one is reported at once), else
-after an exponential backoff with jitter, at most `max_retries` times.
+after an exponential backoff with jitter, at most `max_retries` times. A stream is
+retried only while none of its text has been shown.
 """
 
 from __future__ import annotations
 
+import os
 import random
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from typing import Any, TypeAlias, TypeVar
+
+from ...errors import ModelError
+from ._base import AssistantMessage, TextDelta
 
 __all__ = [
     "MAX_WAIT",
+    "MODEL_ENV",
     "BrokenStream",
+    "ProviderModel",
+    "Streamed",
     "detail",
     "failure",
     "next_wait",
+    "retried",
+    "retried_stream",
     "retry_wait",
     "server_wait",
+    "setting",
 ]
+
+#: The environment variable naming the model when an adapter is given none.
+MODEL_ENV = "TOOLNEXUS_MODEL"
+
+T = TypeVar("T")
+
+#: What an adapter's `stream` returns: text pieces, then the whole message.
+Streamed: TypeAlias = AsyncGenerator[TextDelta | AssistantMessage, None]
+P = TypeVar("P", bound="ProviderModel")
+
+
+def setting(given: str | None, env: str, *, who: str, what: str, hint: str = "") -> str:
+    """An adapter's setting: the argument, else the environment variable `env`.
+
+    Raises:
+        ModelError: naming both ways to give it, when neither does.
+    """
+    value = given or os.environ.get(env)
+    if not value:
+        raise ModelError(f"{who} needs {what}: pass {_ARGUMENT[what]}=... or set ${env}{hint}")
+    return value
+
+
+_ARGUMENT = {"a model name": "model", "an API key": "api_key"}
+
+
+class ProviderModel:
+    """The part of a provider adapter that is the same for every provider: its
+    model name and endpoint, how often it retries, and closing its client."""
+
+    model: str
+    base_url: str
+    max_retries: int
+    _client: Any
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections the client holds."""
+        await self._client.close()
+
+    async def __aenter__(self: P) -> P:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _retried(self, sdk: Any, once: Callable[[], Awaitable[T]]) -> T:
+        return await retried(
+            sdk, once, retries=self.max_retries, where=self.base_url, model=self.model
+        )
+
+    def _retried_stream(
+        self, sdk: Any, once: Callable[[], AsyncGenerator[T, None]]
+    ) -> AsyncGenerator[T, None]:
+        return retried_stream(
+            sdk, once, retries=self.max_retries, where=self.base_url, model=self.model
+        )
+
 
 #: The longest wait before a retry, in seconds; a server asking for more is not retried.
 MAX_WAIT = 20.0
@@ -96,10 +170,8 @@ def detail(exc: Any) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def failure(sdk: Any, exc: BaseException, *, where: str, model: str) -> Exception:
+def failure(sdk: Any, exc: BaseException, *, where: str, model: str) -> ModelError:
     """The one-line ModelError for a request that failed for good."""
-    from ...errors import ModelError
-
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, sdk.APIStatusError):
@@ -121,3 +193,47 @@ def failure(sdk: Any, exc: BaseException, *, where: str, model: str) -> Exceptio
     if isinstance(exc, ValueError):  # a body that is not JSON
         return ModelError(f"{where} answered something unreadable: {detail(exc)}")
     return ModelError(f"{where} request failed: {detail(exc)}")
+
+
+async def retried(
+    sdk: Any, once: Callable[[], Awaitable[T]], *, retries: int, where: str, model: str
+) -> T:
+    """`await once()`, tried again after each retryable failure; a failure for good
+    is raised as a one-line ModelError."""
+    import asyncio  # here, not at the top: the command line's start stays light
+
+    attempt = 0
+    while True:
+        try:
+            return await once()
+        except Exception as exc:  # every failure ends as a ModelError, or a retry
+            wait = next_wait(sdk, exc, attempt=attempt, retries=retries)
+            if wait is None:
+                raise failure(sdk, exc, where=where, model=model) from exc
+        await asyncio.sleep(wait)
+        attempt += 1
+
+
+async def retried_stream(
+    sdk: Any, once: Callable[[], AsyncGenerator[T, None]], *, retries: int, where: str, model: str
+) -> AsyncGenerator[T, None]:
+    """The items of `once()`, opened again after a retryable failure as long as no
+    `TextDelta` was yielded; after one (a connection lost mid-answer, a stream that
+    ends early), or for good, the failure is raised as a one-line ModelError."""
+    import asyncio  # here, not at the top: the command line's start stays light
+
+    attempt = 0
+    while True:
+        shown = False
+        try:
+            async with aclosing(once()) as items:
+                async for item in items:
+                    shown = shown or isinstance(item, TextDelta)
+                    yield item
+            return
+        except Exception as exc:  # every failure ends as a ModelError, or a retry
+            wait = None if shown else next_wait(sdk, exc, attempt=attempt, retries=retries)
+            if wait is None:
+                raise failure(sdk, exc, where=where, model=model) from exc
+        await asyncio.sleep(wait)
+        attempt += 1
