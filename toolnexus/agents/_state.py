@@ -37,6 +37,7 @@ __all__ = [
     "State",
     "open_state",
     "state_dir",
+    "state_errors",
 ]
 
 STATE_DIR = ".toolnexus"
@@ -336,6 +337,16 @@ def _configure(conn: sqlite3.Connection, db: Path) -> sqlite3.Connection:
         conn.close()
         raise unusable(db, exc) from None
     return conn
+
+
+@contextmanager
+def state_errors(home: Path) -> Iterator[None]:
+    """Report a database SQLite refuses while the block uses `home`'s state (busy,
+    damaged, read-only) as a HistoryError (kind `state`) naming it."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise unusable(state_dir(home) / DB_NAME, exc) from None
 
 
 def unusable(db: Path, exc: sqlite3.Error) -> HistoryError:

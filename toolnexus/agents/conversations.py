@@ -14,9 +14,9 @@ import builtins
 import functools
 import json
 import os
-import sqlite3
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -24,7 +24,7 @@ from ..errors import ArgumentError, ConversationError, HistoryError
 from . import _search, _transcripts
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
 from ._memo import verdict
-from ._state import DB_NAME, State, open_state, state_dir, unusable
+from ._state import State, open_state, state_errors
 from .models._base import Message, Usage
 from .models._chat import chat_problem, from_chat
 
@@ -47,23 +47,25 @@ _IMPORT_CHUNK = 20_000
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _guarded(method: F) -> F:
+@contextmanager
+def _errors(home: Path) -> Iterator[None]:
     """Report an unusable state database as a ConversationError (kind `state`)."""
+    try:
+        with state_errors(home):
+            yield
+    except HistoryError as exc:
+        raise ConversationError(str(exc), kind="state") from None
+
+
+def _guarded(method: F) -> F:
+    """`_errors` around a method of `Conversations`."""
 
     @functools.wraps(method)
     def guarded(self: Conversations, *args: Any, **kwargs: Any) -> Any:
-        try:
+        with _errors(self.dir):
             return method(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise _state_error(unusable(state_dir(self.dir) / DB_NAME, exc)) from None
-        except HistoryError as exc:
-            raise _state_error(exc) from None
 
     return cast(F, guarded)
-
-
-def _state_error(exc: HistoryError) -> ConversationError:
-    return ConversationError(str(exc), kind="state")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,23 +88,8 @@ class SavedSession:
     usage: Usage
 
     def to_json(self) -> dict[str, object]:
-        """The fields as `sessions list --json` prints them."""
-        return {
-            "id": self.id,
-            "started": self.started,
-            "ended": self.ended,
-            "model": self.model,
-            "soul_digest": self.soul_digest,
-            "title": self.title,
-            "messages": self.messages,
-            "origin": self.origin,
-            "usage": {
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-                "cache_read_tokens": self.usage.cache_read_tokens,
-                "cache_write_tokens": self.usage.cache_write_tokens,
-            },
-        }
+        """The fields as `sessions list --json` prints them (`usage` as an object)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,15 +113,7 @@ class Hit:
 
     def to_json(self) -> dict[str, object]:
         """The fields as `recall --json` prints them."""
-        return {
-            "kind": self.kind,
-            "session": self.session,
-            "time": self.time,
-            "role": self.role,
-            "snippet": self.snippet,
-            "change": self.change,
-            "withheld": self.withheld,
-        }
+        return asdict(self)
 
 
 class Transcript:
@@ -173,7 +152,7 @@ class Transcript:
         """
         if not messages:
             return
-        try:
+        with _errors(self.dir):
             state = open_state(self.dir, create=True)
             assert state is not None
             kept = _transcripts.save(
@@ -184,10 +163,6 @@ class Transcript:
                 records=to_records(messages),
                 create=not self._started,
             )
-        except sqlite3.Error as exc:
-            raise _state_error(unusable(state_dir(self.dir) / DB_NAME, exc)) from None
-        except HistoryError as exc:
-            raise _state_error(exc) from None
         if not kept:
             raise ConversationError(
                 f"conversation {self.session} was removed while it ran: the rest of it "

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -26,7 +25,7 @@ from ._history import Change, Pending, Row
 from ._identity import Target
 from ._memedit import LOADS, Op, Plan, quote
 from ._memfile import MemoryDocument, nfc, parse_memory
-from ._state import DB_NAME, State, open_state, state_dir, unusable
+from ._state import DB_NAME, State, open_state, state_dir, state_errors
 from .memory import MemoryStore, Outcome, _resolve_limits
 
 __all__ = ["Change", "History"]
@@ -40,10 +39,8 @@ def _guarded(method: F) -> F:
 
     @functools.wraps(method)
     def guarded(self: History, *args: Any, **kwargs: Any) -> Any:
-        try:
+        with state_errors(self.dir):
             return method(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise unusable(state_dir(self.dir) / DB_NAME, exc) from None
 
     return cast(F, guarded)
 
