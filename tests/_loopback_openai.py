@@ -14,6 +14,20 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from toolnexus import define_tool
+
+
+@define_tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    return a + b
+
+
 Reply = (
     tuple[int, Any] | tuple[int, Any, dict[str, str]] | Callable[[dict[str, Any]], tuple[int, Any]]
 )

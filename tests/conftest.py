@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from _loopback_openai import LoopbackServer, loopback_server
 
 HOMES = Path(__file__).parent / "homes"
 EXAMPLES = Path(__file__).parent.parent / "personas_example"
@@ -63,3 +64,41 @@ def count_scans(monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
         return scanned
 
     return start
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A home of its own, `ada/` in the test's folder: an IDENTITY.md naming Ada, nothing
+    else (a test module may define its own `home`)."""
+    path = tmp_path / "ada"
+    path.mkdir()
+    (path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the machine's settings out of a provider test: no provider variables, no
+    proxies, and 127.0.0.1 reached directly."""
+    for var in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "TOOLNEXUS_MODEL",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    """A loopback server speaking the providers' wire formats, for the test's length."""
+    with loopback_server() as running:
+        yield running

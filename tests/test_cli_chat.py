@@ -22,14 +22,6 @@ from toolnexus.agents.models._base import ToolFinished
 FAST_RETRY = {"retry-after-ms": "5"}  # the SDKs honour it: retries without a long backoff
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "ada"
-    path.mkdir()
-    (path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
-    return path
-
-
 def openai_chat(home: Path, server: LoopbackServer, stdin: str) -> subprocess.CompletedProcess[str]:
     return run(
         "chat",

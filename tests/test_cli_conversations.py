@@ -28,12 +28,10 @@ HIT_FIELDS = ["kind", "session", "time", "role", "snippet", "change", "withheld"
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "ada"
-    path.mkdir()
-    (path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
-    (path / "MEMORY.md").write_text("# Memory\n\n", encoding="utf-8")
-    return path
+def home(home: Path) -> Path:
+    """The shared home, with a MEMORY.md holding only its heading."""
+    (home / "MEMORY.md").write_text("# Memory\n\n", encoding="utf-8")
+    return home
 
 
 def chat(

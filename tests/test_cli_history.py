@@ -12,14 +12,6 @@ from test_cli import assert_one_line_error, run
 FIELDS = ["id", "time", "target", "action", "before", "after", "source"]
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "ada"
-    path.mkdir()
-    (path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
-    return path
-
-
 def ok(*args: str | Path) -> str:
     result = run("memory", *args)
     assert result.returncode == 0, result.stderr

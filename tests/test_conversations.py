@@ -28,12 +28,6 @@ from toolnexus.errors import ArgumentError, ConversationError
 from toolnexus.tools import CallContext, calling
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
-    return tmp_path
-
-
 def state_files(home: Path) -> bytes:
     """Every byte the state database keeps on disk (the database and its log)."""
     folder = home / STATE_DIR

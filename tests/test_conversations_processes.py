@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
-import pytest
 from test_memory_concurrency import writer_env
 
 from toolnexus.agents import Conversations, from_dir
@@ -64,14 +63,6 @@ TALKER = textwrap.dedent(
     print("done", flush=True)
     """
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "ada"
-    path.mkdir()
-    (path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
-    return path
 
 
 @contextmanager

@@ -25,12 +25,6 @@ from toolnexus.tools import CallContext, calling
 FIELDS = ["id", "time", "target", "action", "before", "after", "source"]
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
-    return tmp_path
-
-
 def run(home: Path, **args: Any) -> str:
     result = asyncio.run(memory_tool(home).execute(args))
     assert not result.is_error, result.output

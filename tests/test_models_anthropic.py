@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import socket
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _loopback_openai import LoopbackServer, loopback_server
+from _loopback_openai import LoopbackServer, add
 
-from toolnexus import define_tool
 from toolnexus.agents import from_dir
 from toolnexus.agents.models import (
     AnthropicModel,
@@ -30,31 +29,7 @@ from toolnexus.errors import ModelError
 CACHED = {"type": "ephemeral"}
 
 
-@define_tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first.
-        b: The second.
-    """
-    return a + b
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the machine's settings out: no proxies, no provider variables."""
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TOOLNEXUS_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with loopback_server() as running:
-        yield running
+pytestmark = pytest.mark.usefixtures("provider_env")
 
 
 def message(

@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _loopback_openai import LoopbackServer, completion, loopback_server
+from _loopback_openai import LoopbackServer, add, completion, loopback_server
 
-from toolnexus import define_tool
 from toolnexus.agents.models import (
     AssistantMessage,
     ModelRequest,
@@ -22,33 +21,7 @@ from toolnexus.agents.models import (
 )
 from toolnexus.errors import ModelError
 
-
-@define_tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first.
-        b: The second.
-    """
-    return a + b
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the machine's settings out: no proxies, no provider variables."""
-    for var in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "TOOLNEXUS_MODEL",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-    ):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("provider_env")
 
 
 @pytest.fixture

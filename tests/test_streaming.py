@@ -3,14 +3,12 @@ SDKs against a loopback server speaking server-sent events."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _loopback_openai import SSE, LoopbackServer, loopback_server
+from _loopback_openai import SSE, LoopbackServer, add
 
-from toolnexus import define_tool
 from toolnexus.agents import Agent, from_dir
 from toolnexus.agents.models import (
     AnthropicModel,
@@ -28,37 +26,7 @@ from toolnexus.agents.models import (
     call,
 )
 
-
-@define_tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first.
-        b: The second.
-    """
-    return a + b
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with loopback_server() as running:
-        yield running
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("provider_env")
 
 
 async def collect(agent: Agent, text: str) -> list[Any]:
