@@ -196,26 +196,81 @@ def as_stream(payload: Any) -> Any:
     return payload
 
 
+def openai_chunk(
+    delta: dict[str, Any] | None = None,
+    finish: str | None = None,
+    *,
+    usage: dict[str, Any] | None = None,
+) -> tuple[None, Any]:
+    """One `chat.completion.chunk` event: a delta of the first choice, or (`usage`) the
+    usage-only chunk that ends a stream asked to include it."""
+    head = {"id": "chatcmpl-loopback", "object": "chat.completion.chunk", "created": 0}
+    if usage is not None:
+        return None, {**head, "model": "loopback-model", "choices": [], "usage": usage}
+    choice = {"index": 0, "delta": delta or {}, "finish_reason": finish}
+    return None, {**head, "model": "loopback-model", "choices": [choice]}
+
+
+def anthropic_stream(
+    *blocks: tuple[str, Any], stop: str | None, usage: dict[str, int], output_tokens: int = 7
+) -> SSE:
+    """A Messages API stream of `blocks`, each ("text", [pieces]) or ("tool_use", (id,
+    name, [JSON pieces])); `usage` opens it, `output_tokens` closes it."""
+    start = {
+        "id": "msg_loopback",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-loopback",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"output_tokens": 1, **usage},
+    }
+    events: list[Any] = [("message_start", {"type": "message_start", "message": start})]
+    for index, (kind, value) in enumerate(blocks):
+        if kind == "text":
+            opened: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": piece} for piece in value]
+        else:
+            id, name, pieces = value
+            opened = {"type": "tool_use", "id": id, "name": name, "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opened},
+            )
+        )
+        events.extend(
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            for d in deltas
+        )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    stop_delta = {"stop_reason": stop, "stop_sequence": None}
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": stop_delta,
+                "usage": {"output_tokens": output_tokens},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return SSE(tuple(events))
+
+
 def _openai_stream(payload: dict[str, Any]) -> SSE:
     message = payload["choices"][0]["message"]
-    head = {k: payload[k] for k in ("id", "created", "model")}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return None, {**head, "object": "chat.completion.chunk", "choices": [choice]}
-
-    events: list[Any] = [chunk({"role": "assistant", "content": message.get("content") or ""})]
+    events: list[Any] = [
+        openai_chunk({"role": "assistant", "content": message.get("content") or ""})
+    ]
     for n, call in enumerate(message.get("tool_calls") or ()):
-        events.append(chunk({"tool_calls": [{"index": n, **call}]}))
-    events.append(chunk({}, payload["choices"][0].get("finish_reason") or "stop"))
+        events.append(openai_chunk({"tool_calls": [{"index": n, **call}]}))
+    events.append(openai_chunk({}, payload["choices"][0].get("finish_reason") or "stop"))
     if payload.get("usage"):
-        usage = {
-            **head,
-            "object": "chat.completion.chunk",
-            "choices": [],
-            "usage": payload["usage"],
-        }
-        events.append((None, usage))
+        events.append(openai_chunk(usage=payload["usage"]))
     events.append("[DONE]")
     return SSE(tuple(events))
 
@@ -223,32 +278,12 @@ def _openai_stream(payload: dict[str, Any]) -> SSE:
 def _anthropic_stream(payload: dict[str, Any]) -> SSE:
     usage = dict(payload.get("usage") or {})
     output = usage.pop("output_tokens", 0)
-    start = {**payload, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    events: list[Any] = [("message_start", {"type": "message_start", "message": start})]
-    for index, block in enumerate(payload["content"]):
-        if block["type"] == "text":
-            opened: dict[str, Any] = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
-        else:
-            opened = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events += [
-            (
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": opened},
-            ),
-            (
-                "content_block_delta",
-                {"type": "content_block_delta", "index": index, "delta": delta},
-            ),
-            ("content_block_stop", {"type": "content_block_stop", "index": index}),
-        ]
-    stop = {"stop_reason": payload.get("stop_reason"), "stop_sequence": None}
-    events.append(
-        (
-            "message_delta",
-            {"type": "message_delta", "delta": stop, "usage": {"output_tokens": output}},
-        )
+    blocks = [
+        ("text", [block["text"]])
+        if block["type"] == "text"
+        else ("tool_use", (block["id"], block["name"], [json.dumps(block["input"])]))
+        for block in payload["content"]
+    ]
+    return anthropic_stream(
+        *blocks, stop=payload.get("stop_reason"), usage=usage, output_tokens=output
     )
-    events.append(("message_stop", {"type": "message_stop"}))
-    return SSE(tuple(events))

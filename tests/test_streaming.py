@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _loopback_openai import SSE, LoopbackServer, add
+from _loopback_openai import SSE, LoopbackServer, add, anthropic_stream, openai_chunk
 
 from toolnexus.agents import Agent, from_dir
 from toolnexus.agents.models import (
@@ -84,36 +84,14 @@ async def test_leaving_a_stream_early_ends_the_turn_and_frees_the_session(home: 
 # -- OpenAI, streamed --------------------------------------------------------------------
 
 
-def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
-    return (
-        None,
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        },
-    )
-
-
 def openai_usage(prompt: int, completion: int, cached: int) -> tuple[None, Any]:
-    return (
-        None,
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "choices": [],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-                "prompt_tokens_details": {"cached_tokens": cached},
-            },
-        },
-    )
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
+    return openai_chunk(usage=usage)
 
 
 async def test_openai_streams_text_and_assembles_tool_calls(
@@ -174,59 +152,6 @@ async def test_openai_streams_text_and_assembles_tool_calls(
 
 
 # -- Anthropic, streamed -----------------------------------------------------------------
-
-
-def anthropic_stream(*blocks: tuple[str, Any], stop: str, usage: dict[str, int]) -> SSE:
-    """A Messages API stream: ("text", [pieces]) or ("tool_use", (id, name, [json pieces]))."""
-    events: list[tuple[str | None, Any]] = [
-        (
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {
-                    "id": "msg_1",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "m",
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": {"output_tokens": 1, **usage},
-                },
-            },
-        )
-    ]
-    for index, (kind, value) in enumerate(blocks):
-        if kind == "text":
-            start: dict[str, Any] = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": piece} for piece in value]
-        else:
-            id, name, pieces = value
-            start = {"type": "tool_use", "id": id, "name": name, "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
-        events.append(
-            (
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": start},
-            )
-        )
-        events.extend(
-            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
-            for d in deltas
-        )
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 7},
-            },
-        )
-    )
-    events.append(("message_stop", {"type": "message_stop"}))
-    return SSE(tuple(events))
 
 
 async def test_anthropic_streams_text_and_assembles_tool_use(
