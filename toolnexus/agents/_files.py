@@ -243,8 +243,11 @@ def read_fd(fd: int, shown: str, cap: int) -> tuple[bytes, os.stat_result]:
         raise too_large(shown, st.st_size, cap)
     chunks: list[bytes] = []
     size = 0
+    want = st.st_size + 1  # the size as stat saw it, plus one to notice growth
     while size <= cap:
-        chunk = os.pread(fd, cap + 1 - size, size) if hasattr(os, "pread") else os.read(fd, cap)
+        want = min(want, cap + 1 - size)
+        chunk = os.pread(fd, want, size) if hasattr(os, "pread") else os.read(fd, want)
+        want = 1 << 16
         if not chunk:
             break
         chunks.append(chunk)

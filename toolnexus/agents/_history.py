@@ -93,9 +93,22 @@ class Row:
     redacted: bool
 
 
+#: The last bytes digested and their digest: a write digests the file it leaves, and the
+#: next write the same bytes as it finds them.
+_last_digest: tuple[bytes, str] = (b"", hashlib.sha256(b"").hexdigest())
+
+
 def digest(data: bytes | None) -> str:
     """The digest a record keeps of a file's bytes; '' for no file."""
-    return "" if data is None else hashlib.sha256(data).hexdigest()
+    global _last_digest
+    if data is None:
+        return ""
+    last = _last_digest
+    if last[0] == data:
+        return last[1]
+    found = hashlib.sha256(data).hexdigest()
+    _last_digest = (data, found)
+    return found
 
 
 def _now() -> str:

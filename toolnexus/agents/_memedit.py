@@ -15,22 +15,14 @@ batch, named by its 1-based position (`item 3`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import MemoryEditError
-from ._memfile import (
-    MemoryDocument,
-    append_entry,
-    drop_empty,
-    format_entry,
-    nfc,
-    normalize_text,
-    remove_entries,
-    replace_entries,
-)
+from ._memfile import MemoryDocument, format_entry, nfc, normalize_text, note_forms, prose
 from ._memo import verdict
+from ._memsplice import append_entry, drop_empty, remove_entries, replace_entries
 from ._safety import scan_text
 
 __all__ = [
@@ -255,7 +247,7 @@ class _Batch:
         return self.remove(doc, op.text)
 
     def add(self, doc: MemoryDocument, entry: str) -> _Step:
-        if nfc(entry) in {nfc(e) for e in doc.entries}:
+        if doc.note(entry) is not None:
             return _Step(doc, "add", entry, changed=False)
         new = append_entry(doc, entry)
         _verify(doc, new, (*doc.entries, entry))
@@ -269,23 +261,23 @@ class _Batch:
         if len(new_text) > len(old):  # shrinking an over-full file is always allowed
             self.fits(new_text)
         _scan(new_text, field="with")
-        key = nfc(old)
-        if nfc(new_text) != key and nfc(new_text) in {nfc(e) for e in doc.entries}:
+        entries, at = doc.entries, doc.entries.index(old)
+        if nfc(new_text) != nfc(old) and doc.note(new_text) is not None:
             # The entry now says what another already says: one note, the other copy stays.
             new = remove_entries(doc, old)
-            _verify(doc, new, tuple(e for e in doc.entries if nfc(e) != key))
+            _verify(doc, new, entries[:at] + entries[at + 1 :])
             merged = " (the same as an entry already there, so they are one note now)"
             return _Step(new, "replace", old, now=new_text, copies=copies, merged=merged)
         new = replace_entries(doc, old, new_text)
-        _verify(doc, new, _distinct([new_text if nfc(e) == key else e for e in doc.entries]))
+        _verify(doc, new, (*entries[:at], new_text, *entries[at + 1 :]))
         return _Step(new, "replace", old, now=new_text, copies=copies)
 
     def remove(self, doc: MemoryDocument, text: str) -> _Step:
         query = _query(text)
         old, copies = _match(doc, text, query)
         new = remove_entries(doc, old)
-        key = nfc(old)
-        _verify(doc, new, tuple(e for e in doc.entries if nfc(e) != key))
+        at = doc.entries.index(old)
+        _verify(doc, new, doc.entries[:at] + doc.entries[at + 1 :])
         return _Step(new, "remove", old, copies=copies)
 
     def fits(self, entry: str) -> None:
@@ -365,7 +357,7 @@ class Plan:
                 (),
             )
         edit.room(doc, now)
-        empties = sum(1 for b in now.extra if not b.text.strip())
+        empties = now.empties
         now = drop_empty(now)
         if now.render() == doc.render():
             if not self.batch:
@@ -439,15 +431,14 @@ def _match(doc: MemoryDocument, text: str, query: str) -> tuple[str, int]:
     A whole-text match wins, else a unique substring. Text is compared in NFC;
     the entry is returned as stored (its first copy).
     """
-    forms = {nfc(e): e for e in doc.entries}
     old: str | None = None
     for whole in (query, query.strip()):
-        old = forms.get(nfc(whole))
+        old = doc.note(whole)
         if old is not None:
             break
     else:
         needle = nfc(query)
-        hits = [e for e in doc.entries if needle in nfc(e)]
+        hits = [e for key, e in note_forms(doc).items() if needle in key]
         if not hits:
             raise MemoryEditError(f"not found: {clip(text)}", kind="not_found")
         if len(hits) > 1:
@@ -459,27 +450,12 @@ def _match(doc: MemoryDocument, text: str, query: str) -> tuple[str, int]:
                 kind="ambiguous",
             )
         old = hits[0]
-    key = nfc(old)
-    copies = sum(1 for b in doc.blocks if b.kind == "entry" and nfc(b.text) == key)
-    return old, copies
-
-
-def _distinct(entries: Iterable[str]) -> tuple[str, ...]:
-    """Each note once (NFC-compared), first copy first: what `MemoryDocument.entries` holds."""
-    seen: set[str] = set()
-    out: list[str] = []
-    for e in entries:
-        if nfc(e) not in seen:
-            seen.add(nfc(e))
-            out.append(e)
-    return tuple(out)
+    return old, doc.copies(old)
 
 
 def _verify(before: MemoryDocument, after: MemoryDocument, expected: tuple[str, ...]) -> None:
     """Refuse to write a document that does not parse back to what the edit intended."""
-    prose_before = "".join(b.raw for b in before.blocks if b.kind == "prose")
-    prose_after = "".join(b.raw for b in after.blocks if b.kind == "prose")
-    if after.entries != expected or prose_after.rstrip("\r\n") != prose_before.rstrip("\r\n"):
+    if after.entries != expected or prose(after).rstrip("\n") != prose(before).rstrip("\n"):
         raise MemoryEditError(
             "internal error: the edit would not read back as intended; nothing written "
             "(please report this bug)",

@@ -18,32 +18,42 @@ simple enough for a person editing the file to predict.
   newline style (CRLF when its first line ends so, else LF) are kept for
   writing back: a file in one style renders back byte for byte, and a file
   with old Mac (CR) or mixed line endings is written in LF.
+
+A document is kept as parallel tuples (is it an entry, its raw lines, its
+text), so that an edit (`_memsplice`) can splice them instead of parsing the
+whole file again; `Block` objects and the derived views are built only when
+asked for.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import FrozenInstanceError, dataclass
+from typing import Any, Literal
 
 __all__ = [
     "Block",
     "MemoryDocument",
-    "append_entry",
-    "drop_empty",
+    "Parts",
     "format_entry",
+    "make",
     "nfc",
     "normalize_text",
+    "note_forms",
     "parse_memory",
-    "remove_entries",
-    "replace_entries",
+    "parse_parts",
+    "positions",
+    "prose",
 ]
 
 BOM = "\ufeff"
 ENTRY_PREFIX = "- "
 INDENT = "  "
-_INDENT_CHARS = frozenset(" \t")  # a line starting with one continues the entry above
+
+#: One entry: a `- ` line, then its continuation lines (indented, or empty lines followed
+#: by an indented one). Every line starting with `- ` starts one; everything between is prose.
+_ENTRY = re.compile(r"^- [^\n]*(?:\n|\Z)(?:\n*[ \t][^\n]*(?:\n|\Z))*", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +71,9 @@ class Block:
     line: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+Parts = tuple[tuple[bool, ...], tuple[str, ...], tuple[str, ...]]
+
+
 class MemoryDocument:
     """A parsed memory file; immutable, so a snapshot never changes under a reader.
 
@@ -70,59 +82,208 @@ class MemoryDocument:
     as the soul shows it; `blocks` keep every line as written.
     """
 
-    blocks: tuple[Block, ...] = ()
-    #: True when the file starts with a UTF-8 byte order mark (kept on rewrite).
-    bom: bool = False
-    #: The file's newline style, used when it is written back.
-    newline: Literal["\n", "\r\n"] = "\n"
-    _entries: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    _chars: int = field(init=False, repr=False, compare=False)
-    _extra: tuple[Block, ...] = field(init=False, repr=False, compare=False)
+    __slots__ = (
+        "_blocks",
+        "_chars",
+        "_dups",
+        "_empties",
+        "_entries",
+        "_extra",
+        "_forms",
+        "_kinds",
+        "_prose",
+        "_raws",
+        "_text",
+        "_texts",
+        "bom",
+        "newline",
+    )
 
-    def __post_init__(self) -> None:
-        seen: set[str] = set()
-        entries: list[str] = []
-        extra: list[Block] = []
-        chars = 0
-        for b in self.blocks:
-            if b.kind == "entry":
-                key = nfc(b.text)
-                if not key.strip() or key in seen:
-                    extra.append(b)
-                    continue
-                seen.add(key)
-                entries.append(b.text)
-            chars += len(b.raw)
-        object.__setattr__(self, "_entries", tuple(entries))
-        object.__setattr__(self, "_chars", chars)
-        object.__setattr__(self, "_extra", tuple(extra))
+    #: True when the file starts with a UTF-8 byte order mark (kept on rewrite).
+    bom: bool
+    #: The file's newline style, used when it is written back.
+    newline: Literal["\n", "\r\n"]
+
+    def __init__(
+        self,
+        *,
+        blocks: tuple[Block, ...] = (),
+        bom: bool = False,
+        newline: Literal["\n", "\r\n"] = "\n",
+    ) -> None:
+        blocks = tuple(blocks)
+        parts = (
+            tuple(b.kind == "entry" for b in blocks),
+            tuple(b.raw for b in blocks),
+            tuple(b.text for b in blocks),
+        )
+        _init(self, parts, bom, newline)
+        _set(self, "_blocks", blocks)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MemoryDocument):
+            return NotImplemented
+        return (self._kinds, self._raws, self._texts, self.bom, self.newline) == (
+            other._kinds,
+            other._raws,
+            other._texts,
+            other.bom,
+            other.newline,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._kinds, self._raws, self._texts, self.bom, self.newline))
+
+    def __repr__(self) -> str:
+        return f"MemoryDocument(blocks={self.blocks!r}, bom={self.bom!r}, newline={self.newline!r})"
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """Every run of lines, in file order, with the line each starts on."""
+        if self._blocks is None:
+            out: list[Block] = []
+            line = 1
+            for is_entry, raw, text in zip(self._kinds, self._raws, self._texts, strict=True):
+                out.append(
+                    Block(kind="entry" if is_entry else "prose", raw=raw, text=text, line=line)
+                )
+                line += raw.count("\n")
+            _set(self, "_blocks", tuple(out))
+        return self._blocks  # type: ignore[no-any-return]
 
     @property
     def entries(self) -> tuple[str, ...]:
         """The text of every note, in file order: each distinct entry once, none empty."""
-        return self._entries
+        if self._entries is None:
+            _set(self, "_entries", tuple(note_forms(self).values()))
+        return self._entries  # type: ignore[no-any-return]
 
     @property
     def chars(self) -> int:
         """Characters the file puts in a prompt: no BOM, each line break counts as one,
         each note once (an empty entry or an extra copy adds nothing)."""
-        return self._chars
+        note_forms(self)
+        return self._chars  # type: ignore[no-any-return]
 
     @property
     def extra(self) -> tuple[Block, ...]:
         """Entry blocks that are not notes: empty ones and extra copies of a note."""
-        return self._extra
+        if self._extra is None:
+            extra: tuple[Block, ...] = ()
+            note_forms(self)
+            if self._dups or self._empties:
+                seen: set[str] = set()
+                found: list[Block] = []
+                for b in self.blocks:
+                    if b.kind == "entry":
+                        key = nfc(b.text)
+                        if not key.strip() or key in seen:
+                            found.append(b)
+                        seen.add(key)
+                extra = tuple(found)
+            _set(self, "_extra", extra)
+        return self._extra  # type: ignore[no-any-return]
+
+    @property
+    def empties(self) -> int:
+        """How many entries have no text (`- ` alone): no note, and a write drops them."""
+        note_forms(self)
+        return self._empties  # type: ignore[no-any-return]
 
     def is_note(self, block: Block) -> bool:
         """Whether `block` is shown: prose, or an entry that is the first copy of a note."""
-        return block.kind == "prose" or not self._extra or block not in set(self._extra)
+        return block.kind == "prose" or not self.extra or block not in set(self.extra)
+
+    def note(self, text: str) -> str | None:
+        """The note that `text` is (compared in NFC), as the file holds it; None if none."""
+        return note_forms(self).get(nfc(text))
+
+    def copies(self, text: str) -> int:
+        """How many entries hold the note `text` (compared in NFC): 0, 1, or more."""
+        key = nfc(text)
+        if key not in note_forms(self):
+            return 0
+        if not self._dups:
+            return 1
+        return sum(1 for i in positions(self, key))
 
     def render(self) -> str:
         """Return the file text in its newline style (a one-style file comes back byte for byte)."""
-        body = "".join(b.raw for b in self.blocks)
-        if self.newline == "\r\n":
-            body = body.replace("\n", "\r\n")
-        return (BOM if self.bom else "") + body
+        if self._text is None:
+            body = "".join(self._raws)
+            if self.newline == "\r\n":
+                body = body.replace("\n", "\r\n")
+            _set(self, "_text", (BOM if self.bom else "") + body)
+        return self._text  # type: ignore[no-any-return]
+
+
+_set = object.__setattr__
+
+
+def _init(doc: MemoryDocument, parts: Parts, bom: bool, newline: str) -> None:
+    _set(doc, "_kinds", parts[0])
+    _set(doc, "_raws", parts[1])
+    _set(doc, "_texts", parts[2])
+    _set(doc, "bom", bom)
+    _set(doc, "newline", newline)
+    for name in ("_blocks", "_chars", "_dups", "_empties", "_entries", "_extra", "_forms"):
+        _set(doc, name, None)
+    _set(doc, "_prose", None)
+    _set(doc, "_text", None)
+
+
+def make(parts: Parts, bom: bool, newline: str, **derived: Any) -> MemoryDocument:
+    """A document from its parts, with any derived values an edit already knows."""
+    doc = MemoryDocument.__new__(MemoryDocument)
+    _init(doc, parts, bom, newline)
+    for name, value in derived.items():
+        _set(doc, f"_{name}", value)
+    return doc
+
+
+def note_forms(doc: MemoryDocument) -> dict[str, str]:
+    """Each note's NFC form -> its first copy's text, in file order (and the counts)."""
+    forms: dict[str, str] | None = doc._forms
+    if forms is None:
+        forms = {}
+        chars = dups = empties = 0
+        for is_entry, raw, text in zip(doc._kinds, doc._raws, doc._texts, strict=True):
+            if is_entry:
+                key = nfc(text)
+                if not key.strip():
+                    empties += 1
+                    continue
+                if key in forms:
+                    dups += 1
+                    continue
+                forms[key] = text
+            chars += len(raw)
+        _set(doc, "_chars", chars)
+        _set(doc, "_dups", dups)
+        _set(doc, "_empties", empties)
+        _set(doc, "_forms", forms)
+    return forms
+
+
+def positions(doc: MemoryDocument, key: str) -> list[int]:
+    """Indexes of the entries holding the note `key` (an NFC form)."""
+    kinds, texts = doc._kinds, doc._texts
+    return [i for i in range(len(kinds)) if kinds[i] and nfc(texts[i]) == key]
+
+
+def prose(doc: MemoryDocument) -> str:
+    """Every prose line of `doc`, in order (what no edit of the tool may change)."""
+    if doc._prose is None:
+        _set(
+            doc, "_prose", "".join([r for k, r in zip(doc._kinds, doc._raws, strict=True) if not k])
+        )
+    return doc._prose  # type: ignore[no-any-return]
 
 
 def nfc(text: str) -> str:
@@ -144,25 +305,13 @@ def _dedent(line: str) -> str:
     return line[1:]
 
 
-def _entry_end(lines: list[str], j: int) -> int:
-    """Return the index just past the continuation lines that start at `lines[j]`.
-
-    Blank lines followed by an indented line belong to the entry, as in a
-    Markdown list item: the tool writes an inner blank line as "  ", and an editor
-    that trims trailing whitespace must not split the entry in two.
-    """
-    count = len(lines)
-    while j < count:
-        if lines[j][:1] in _INDENT_CHARS:
-            j += 1
-            continue
-        k = j
-        while k < count and lines[k] in ("\n", ""):
-            k += 1
-        if k in (j, count) or lines[k][:1] not in _INDENT_CHARS:
-            break
-        j = k
-    return j
+def _entry_text(raw: str) -> str:
+    """What an entry's raw lines say: no marker, no continuation indent, no final line end."""
+    end = raw.find("\n")
+    if end < 0 or end == len(raw) - 1:  # the common case: one line
+        return raw[len(ENTRY_PREFIX) : end if end >= 0 else None]
+    first, *rest = raw.removesuffix("\n").split("\n")
+    return "\n".join([first[len(ENTRY_PREFIX) :], *map(_dedent, rest)])
 
 
 def parse_memory(text: str) -> MemoryDocument:
@@ -175,36 +324,32 @@ def parse_memory(text: str) -> MemoryDocument:
     body = text[1:] if bom else text
     first = body.find("\n")
     newline: Literal["\n", "\r\n"] = "\r\n" if first > 0 and body[first - 1] == "\r" else "\n"
-    return _parse(normalize_text(body), bom=bom, newline=newline)
+    return make(parse_parts(normalize_text(body)), bom, newline)
 
 
-def _parse(body: str, *, bom: bool, newline: Literal["\n", "\r\n"]) -> MemoryDocument:
-    """Parse LF-only text (the style to write back is given)."""
-    parts = body.split("\n")
-    lines = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    blocks: list[Block] = []
-    i, count = 0, len(lines)
-    while i < count:
-        line, j = lines[i], i + 1
-        if line.startswith(ENTRY_PREFIX):
-            j = _entry_end(lines, j)
-            if j == i + 1:  # the common case: a one-line entry
-                raw, text = line, line.removesuffix("\n")[len(ENTRY_PREFIX) :]
-            else:
-                raw = "".join(lines[i:j])
-                first = line.removesuffix("\n")[len(ENTRY_PREFIX) :]
-                rest = [_dedent(more.removesuffix("\n")) for more in lines[i + 1 : j]]
-                text = "\n".join([first, *rest])
-            blocks.append(Block(kind="entry", raw=raw, text=text, line=i + 1))
-        else:
-            while j < count and not lines[j].startswith(ENTRY_PREFIX):
-                j += 1
-            raw = "".join(lines[i:j])
-            blocks.append(Block(kind="prose", raw=raw, text=raw, line=i + 1))
-        i = j
-    return MemoryDocument(blocks=tuple(blocks), bom=bom, newline=newline)
+def parse_parts(body: str) -> Parts:
+    """Split LF-only text into its entries and the prose between them."""
+    kinds: list[bool] = []
+    raws: list[str] = []
+    texts: list[str] = []
+    at = 0
+    for found in _ENTRY.finditer(body):
+        start, end = found.span()
+        if start > at:
+            gap = body[at:start]
+            kinds.append(False)
+            raws.append(gap)
+            texts.append(gap)
+        raw = found.group()
+        kinds.append(True)
+        raws.append(raw)
+        texts.append(_entry_text(raw))
+        at = end
+    if at < len(body):
+        kinds.append(False)
+        raws.append(body[at:])
+        texts.append(body[at:])
+    return tuple(kinds), tuple(raws), tuple(texts)
 
 
 def format_entry(text: str) -> str:
@@ -215,56 +360,3 @@ def format_entry(text: str) -> str:
     """
     first, *rest = text.split("\n")
     return "".join([ENTRY_PREFIX, first, "\n", *(INDENT + line + "\n" for line in rest)])
-
-
-def _rebuild(doc: MemoryDocument, raws: Iterable[str]) -> MemoryDocument:
-    """Parse the edited raw blocks again, so line numbers and blocks stay exact."""
-    return _parse("".join(raws), bom=doc.bom, newline=doc.newline)
-
-
-def append_entry(doc: MemoryDocument, text: str) -> MemoryDocument:
-    """Add an entry right after the last entry (at the end when there is none).
-
-    Keeping new entries next to the existing list keeps a person's footer prose
-    at the bottom, where they put it.
-    """
-    raws = [b.raw for b in doc.blocks]
-    entry_positions = [i for i, b in enumerate(doc.blocks) if b.kind == "entry"]
-    at = entry_positions[-1] + 1 if entry_positions else len(raws)
-    if at and not raws[at - 1].endswith("\n"):
-        # Only the file's last line can lack a line end; give it one first.
-        raws[at - 1] += "\n"
-    raws.insert(at, format_entry(text))
-    return _rebuild(doc, raws)
-
-
-def _copies(doc: MemoryDocument, old: str) -> list[int]:
-    """Indexes of the entry blocks holding the note `old` (every identical copy)."""
-    key = nfc(old)
-    return [i for i, b in enumerate(doc.blocks) if b.kind == "entry" and nfc(b.text) == key]
-
-
-def replace_entries(doc: MemoryDocument, old: str, new: str) -> MemoryDocument:
-    """Rewrite the note `old` to hold `new`: its first copy is rewritten, other copies go."""
-    at = _copies(doc, old)
-    first, rest = (at[0], set(at[1:])) if at else (-1, set())
-    raws = [
-        format_entry(new) if i == first else b.raw
-        for i, b in enumerate(doc.blocks)
-        if i not in rest
-    ]
-    return _rebuild(doc, raws)
-
-
-def remove_entries(doc: MemoryDocument, old: str) -> MemoryDocument:
-    """Drop every copy of the note `old`; prose stays as it was."""
-    gone = set(_copies(doc, old))
-    return _rebuild(doc, (b.raw for i, b in enumerate(doc.blocks) if i not in gone))
-
-
-def drop_empty(doc: MemoryDocument) -> MemoryDocument:
-    """Drop entries with no text (`- ` alone): they are no note, and a write cleans them up."""
-    if not any(b.kind == "entry" and not b.text.strip() for b in doc.extra):
-        return doc
-    keep = (b.raw for b in doc.blocks if not (b.kind == "entry" and not b.text.strip()))
-    return _rebuild(doc, keep)

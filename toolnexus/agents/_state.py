@@ -231,9 +231,19 @@ def open_state(home: Path, *, create: bool) -> State | None:
         HistoryError: (kind `state`) when `.toolnexus` or the database is a link or
             not what it should be, cannot be created, or was made by a newer toolnexus.
     """
-    folder = state_dir(Path(os.path.abspath(home)))
-    db = folder / DB_NAME
-    key = (os.getpid(), os.fspath(db))
+    db_name = os.path.join(os.path.abspath(home), STATE_DIR, DB_NAME)
+    key = (os.getpid(), db_name)
+    found = _open.get(key)
+    if found is not None:  # the common case: open, and still the same plain file
+        try:
+            st = os.lstat(db_name)
+        except OSError:
+            pass
+        else:
+            if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == found.ident:
+                return found
+    db = Path(db_name)
+    folder = db.parent
     with _open_lock:
         found = _open.get(key)
         try:

@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from ..errors import ArgumentError, HistoryError, HomeError, HomeFileError, MemoryEditError
@@ -52,6 +52,21 @@ __all__ = [
 
 _LOCK_RETRIES = 20
 
+#: The last version of each memory file this process read or wrote, as bytes and parsed:
+#: the next write to the file starts from it instead of parsing again. Keyed by the bytes,
+#: so it is never stale: a file someone else changed is parsed afresh. The files written
+#: longest ago are let go, so a process serving many homes stays small.
+_parsed: dict[str, tuple[bytes, MemoryDocument]] = {}
+_PARSED_MAX = 64
+
+
+def _remember(key: str, data: bytes, doc: MemoryDocument) -> None:
+    _parsed.pop(key, None)
+    _parsed[key] = (data, doc)
+    while len(_parsed) > _PARSED_MAX:
+        _parsed.pop(next(iter(_parsed)), None)
+
+
 #: What a write does to the file as read under the lock: given it parsed and as bytes
 #: (None: no file), the bytes to write (None: nothing), the message, the changes made.
 Outcome = tuple[bytes | None, str, tuple[Pending, ...]]
@@ -78,9 +93,12 @@ class MemoryStore:
     _: KW_ONLY
     limit: int
     fsync: bool = True
+    #: The file's path as a string, made once (every write names it several times).
+    _file: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dir", Path(self.dir))
+        object.__setattr__(self, "_file", os.path.join(self.dir, MEMORY_FILES.get(self.target, "")))
         if self.target not in MEMORY_FILES:
             raise ArgumentError(
                 f"target: unknown memory target {self.target!r}; use 'self' or 'user'"
@@ -154,7 +172,11 @@ class MemoryStore:
             pending = tuple(
                 Pending(m.action, m.before, m.after, "merge" if m.merged else "entry") for m in made
             )
-            return (None if new is None else new.render().encode("utf-8")), message, pending
+            if new is None:
+                return None, message, pending
+            raw = new.render().encode("utf-8")
+            _remember(self._file, raw, new)
+            return raw, message, pending
 
         return self._write(change, source=source, cancel=cancel)
 
@@ -173,7 +195,7 @@ class MemoryStore:
         the history does not exist yet: reading the log does that."""
         folder: Folder | None = None
         try:
-            folder, name = Folder.of(Door(self.dir), os.fspath(self.path))
+            folder, name = Folder.of(Door(self.dir), self._file)
             for _ in range(_LOCK_RETRIES):
                 try:
                     return self._write_locked(folder, name, change, source, cancel, record_found)
@@ -234,6 +256,24 @@ class MemoryStore:
             kind="io",
         )
 
+    def _parse(self, data: bytes | None) -> MemoryDocument:
+        """The file's bytes as a document: the last one this process saw when they match."""
+        if not data:
+            return parse_memory("")
+        last = _parsed.get(self._file)
+        if last is not None and last[0] == data:
+            return last[1]
+        try:
+            doc = parse_memory(decode(data, self.name))
+        except HomeFileError:
+            raise MemoryEditError(
+                f"cannot edit {self.name}: it is not UTF-8 text; a person must re-save "
+                f"it as UTF-8. {NOTHING}",
+                kind="invalid",
+            ) from None
+        _remember(self._file, data, doc)
+        return doc
+
     def _write_locked(
         self,
         folder: Folder,
@@ -249,17 +289,7 @@ class MemoryStore:
         def apply(data: bytes | None) -> bytes | None:
             if state is not None:
                 _history.sync(state, self.target, data)  # someone else's version goes first
-            text = ""
-            if data:
-                try:
-                    text = decode(data, self.name)
-                except HomeFileError:
-                    raise MemoryEditError(
-                        f"cannot edit {self.name}: it is not UTF-8 text; a person must re-save "
-                        f"it as UTF-8. {NOTHING}",
-                        kind="invalid",
-                    ) from None
-            new, message, pending = change(parse_memory(text), data)
+            new, message, pending = change(self._parse(data), data)
             outcome[:] = [(data, new, message, pending)]
             return new
 
@@ -294,7 +324,7 @@ class MemoryStore:
                     apply,
                     lock=lock,
                     cap=memory_cap(self.limit),
-                    shown=os.fspath(self.path),
+                    shown=self._file,
                     fsync=self.fsync,
                     swapped=record,
                 )
