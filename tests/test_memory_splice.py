@@ -51,9 +51,8 @@ def reference_blocks(body: str) -> list[tuple[str, str, str, int]]:
                     break
                 j = k
             raw = "".join(lines[i:j])
-            rest = [
-                (m[2:] if m.startswith("  ") else m[1:]).removesuffix("\n") for m in lines[i + 1 : j]
-            ]
+            more = [m.removesuffix("\n") for m in lines[i + 1 : j]]
+            rest = [m[2:] if m.startswith("  ") else m[1:] for m in more]
             text = "\n".join([lines[i].removesuffix("\n")[2:], *rest])
             out.append(("entry", raw, text, i + 1))
         else:
@@ -121,7 +120,9 @@ line = st.sampled_from(
 bodies = st.tuples(st.lists(line, max_size=14), st.booleans()).map(
     lambda p: "\n".join(p[0]) + ("\n" if p[1] and p[0] else "")
 )
-texts = st.sampled_from(["a", "b", "new note", "caf\u00e9", "x\ny", "x\n\ny", "x\n  y", "- z", "a\n"])
+texts = st.sampled_from(
+    ["a", "b", "new note", "caf\u00e9", "x\ny", "x\n\ny", "x\n  y", "- z", "a\n"]
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -165,8 +166,8 @@ def test_document_views_are_built_on_demand_and_never_change() -> None:
     doc = parse_memory("# M\n- a\n- a\n- \n- b")
     assert doc.entries == ("a", "b")
     assert [b.line for b in doc.extra] == [3, 4]
-    assert doc.copies("a") == 2 and doc.copies("b") == 1 and doc.copies("c") == 0
-    assert doc.note("a") == "a" and doc.note("zz") is None
+    assert [doc.copies(t) for t in ("a", "b", "c")] == [2, 1, 0]
+    assert [doc.note(t) for t in ("a", "zz")] == ["a", None]
     assert doc.empties == 1
     try:
         doc.bom = True  # type: ignore[misc]
@@ -176,7 +177,8 @@ def test_document_views_are_built_on_demand_and_never_change() -> None:
         raise AssertionError("a document must be immutable")
     assert hash(doc) == hash(parse_memory("# M\n- a\n- a\n- \n- b"))
     built = MemoryDocument(blocks=doc.blocks, bom=False, newline="\n")
-    assert built == doc and built.entries == doc.entries
+    assert built == doc
+    assert built.entries == doc.entries
 
 
 def test_a_file_changed_by_someone_else_is_parsed_afresh(tmp_path: Path) -> None:

@@ -103,6 +103,19 @@ class MemoryDocument:
     bom: bool
     #: The file's newline style, used when it is written back.
     newline: Literal["\n", "\r\n"]
+    _kinds: tuple[bool, ...]
+    _raws: tuple[str, ...]
+    _texts: tuple[str, ...]
+    # Built when first asked for (or handed over by an edit).
+    _blocks: tuple[Block, ...] | None
+    _forms: dict[str, str] | None
+    _entries: tuple[str, ...] | None
+    _extra: tuple[Block, ...] | None
+    _chars: int
+    _dups: int
+    _empties: int
+    _prose: str | None
+    _text: str | None
 
     def __init__(
         self,
@@ -146,7 +159,8 @@ class MemoryDocument:
     @property
     def blocks(self) -> tuple[Block, ...]:
         """Every run of lines, in file order, with the line each starts on."""
-        if self._blocks is None:
+        blocks = self._blocks
+        if blocks is None:
             out: list[Block] = []
             line = 1
             for is_entry, raw, text in zip(self._kinds, self._raws, self._texts, strict=True):
@@ -154,28 +168,32 @@ class MemoryDocument:
                     Block(kind="entry" if is_entry else "prose", raw=raw, text=text, line=line)
                 )
                 line += raw.count("\n")
-            _set(self, "_blocks", tuple(out))
-        return self._blocks  # type: ignore[no-any-return]
+            blocks = tuple(out)
+            _set(self, "_blocks", blocks)
+        return blocks
 
     @property
     def entries(self) -> tuple[str, ...]:
         """The text of every note, in file order: each distinct entry once, none empty."""
-        if self._entries is None:
-            _set(self, "_entries", tuple(note_forms(self).values()))
-        return self._entries  # type: ignore[no-any-return]
+        entries = self._entries
+        if entries is None:
+            entries = tuple(note_forms(self).values())
+            _set(self, "_entries", entries)
+        return entries
 
     @property
     def chars(self) -> int:
         """Characters the file puts in a prompt: no BOM, each line break counts as one,
         each note once (an empty entry or an extra copy adds nothing)."""
         note_forms(self)
-        return self._chars  # type: ignore[no-any-return]
+        return self._chars
 
     @property
     def extra(self) -> tuple[Block, ...]:
         """Entry blocks that are not notes: empty ones and extra copies of a note."""
-        if self._extra is None:
-            extra: tuple[Block, ...] = ()
+        extra = self._extra
+        if extra is None:
+            extra = ()
             note_forms(self)
             if self._dups or self._empties:
                 seen: set[str] = set()
@@ -188,13 +206,13 @@ class MemoryDocument:
                         seen.add(key)
                 extra = tuple(found)
             _set(self, "_extra", extra)
-        return self._extra  # type: ignore[no-any-return]
+        return extra
 
     @property
     def empties(self) -> int:
         """How many entries have no text (`- ` alone): no note, and a write drops them."""
         note_forms(self)
-        return self._empties  # type: ignore[no-any-return]
+        return self._empties
 
     def is_note(self, block: Block) -> bool:
         """Whether `block` is shown: prose, or an entry that is the first copy of a note."""
@@ -215,12 +233,14 @@ class MemoryDocument:
 
     def render(self) -> str:
         """Return the file text in its newline style (a one-style file comes back byte for byte)."""
-        if self._text is None:
+        text = self._text
+        if text is None:
             body = "".join(self._raws)
             if self.newline == "\r\n":
                 body = body.replace("\n", "\r\n")
-            _set(self, "_text", (BOM if self.bom else "") + body)
-        return self._text  # type: ignore[no-any-return]
+            text = (BOM if self.bom else "") + body
+            _set(self, "_text", text)
+        return text
 
 
 _set = object.__setattr__
@@ -279,11 +299,11 @@ def positions(doc: MemoryDocument, key: str) -> list[int]:
 
 def prose(doc: MemoryDocument) -> str:
     """Every prose line of `doc`, in order (what no edit of the tool may change)."""
-    if doc._prose is None:
-        _set(
-            doc, "_prose", "".join([r for k, r in zip(doc._kinds, doc._raws, strict=True) if not k])
-        )
-    return doc._prose  # type: ignore[no-any-return]
+    found = doc._prose
+    if found is None:
+        found = "".join([r for k, r in zip(doc._kinds, doc._raws, strict=True) if not k])
+        _set(doc, "_prose", found)
+    return found
 
 
 def nfc(text: str) -> str:

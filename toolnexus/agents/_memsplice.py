@@ -139,7 +139,7 @@ def _only_copy(doc: MemoryDocument, key: str) -> int | None:
     if key not in forms or doc._dups:
         return None
     kinds, texts, stored = doc._kinds, doc._texts, forms[key]
-    at = texts.index(stored)
+    at: int = texts.index(stored)
     while not kinds[at]:  # prose with the same text as the entry: look further
         at = texts.index(stored, at + 1)
     return at

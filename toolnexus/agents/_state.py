@@ -236,11 +236,11 @@ def open_state(home: Path, *, create: bool) -> State | None:
     found = _open.get(key)
     if found is not None:  # the common case: open, and still the same plain file
         try:
-            st = os.lstat(db_name)
+            now = os.lstat(db_name)
         except OSError:
             pass
         else:
-            if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == found.ident:
+            if stat.S_ISREG(now.st_mode) and (now.st_dev, now.st_ino) == found.ident:
                 return found
     db = Path(db_name)
     folder = db.parent
