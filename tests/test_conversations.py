@@ -14,6 +14,8 @@ import pytest
 
 from toolnexus.agents import Conversations, from_dir, memory_tool, recall_tool
 from toolnexus.agents._state import DB_NAME, MIGRATIONS, STATE_DIR
+from toolnexus.agents.home import Home
+from toolnexus.agents.memory import MemoryStore
 from toolnexus.agents.models import (
     AssistantMessage,
     ModelRequest,
@@ -704,3 +706,77 @@ def test_json_no_chat_message_can_hold_is_a_bad_line(
         Conversations(home).import_file(source)
     assert str(info.value).startswith(f"{source}:1: not JSON a chat message can hold (")
     assert problem in str(info.value)
+
+
+# -- the memory history's search index: filled by the first search after writes -------------
+
+
+def _indexed(home: Path, word: str) -> int:
+    with sqlite3.connect(home / STATE_DIR / DB_NAME) as conn:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM memory_changes_fts WHERE memory_changes_fts MATCH ?", (word,)
+            ).fetchone()[0]
+        )
+
+
+def _index_is_whole(home: Path) -> None:
+    """The index holds exactly the changes' texts (FTS5's own check, against the table)."""
+    with sqlite3.connect(home / STATE_DIR / DB_NAME) as conn:
+        conn.execute(
+            "INSERT INTO memory_changes_fts (memory_changes_fts, rank) "
+            "VALUES ('integrity-check', 1)"
+        )
+
+
+def test_a_memory_write_is_indexed_by_the_next_search_not_by_the_write(home: Path) -> None:
+    store = MemoryStore(home, "self", limit=8000, fsync=False)
+    store.add("owns a kayak named Drift")
+    assert _indexed(home, "kayak") == 0  # the write kept to the file and its record
+    [hit] = Conversations(home).recall("kayak")
+    assert (hit.kind, hit.change) == ("memory", 1)
+    assert _indexed(home, "kayak") == 1
+    _index_is_whole(home)
+    store.replace("kayak named Drift", "canoe named Drift")
+    hits = Conversations(home).recall("canoe")
+    assert [h.change for h in hits] == [2]
+
+
+def test_forget_and_compact_keep_the_index_whole_indexed_or_not(home: Path) -> None:
+    store = MemoryStore(home, "self", limit=8000, fsync=False)
+    store.add("alpha walrus")
+    store.add("bravo walrus")
+    assert Conversations(home).recall("walrus")  # 1 and 2 are indexed now
+    store.add("charlie walrus")
+    store.add("delta walrus")  # 3 and 4 are not
+    Home(home).forget(2)  # indexed
+    Home(home).forget(4)  # not indexed yet
+    assert _indexed(home, "bravo") == 0
+    Home(home).compact(keep_days=0)  # drops old records, indexed and not
+    found = {h.snippet for h in Conversations(home).recall("walrus")}
+    assert not any("bravo" in s or "delta" in s for s in found)
+    _index_is_whole(home)
+    store.add("echo walrus")
+    assert any("echo" in h.snippet for h in Conversations(home).recall("echo"))
+    _index_is_whole(home)
+
+
+def test_a_version_2_database_is_upgraded_with_its_index_kept(home: Path) -> None:
+    folder = home / STATE_DIR
+    folder.mkdir()
+    conn = sqlite3.connect(folder / DB_NAME)
+    conn.executescript(MIGRATIONS[0])
+    conn.executescript(MIGRATIONS[1])
+    conn.execute(
+        "INSERT INTO memory_changes (time, target, action, before, after, source, shape, digest) "
+        "VALUES ('2026-01-01T00:00:00.000Z', 'self', 'add', NULL, 'owns a kayak', 'cli', "
+        "'entry', '')"
+    )  # indexed by version 2's trigger
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    MemoryStore(home, "self", limit=8000, fsync=False).add("owns a kayak paddle")
+    hits = Conversations(home).recall("kayak")
+    assert sorted(h.change for h in hits) == [1, 2]  # indexed by version 2, then by the search
+    Home(home).forget(1)
+    _index_is_whole(home)

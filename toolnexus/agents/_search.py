@@ -9,13 +9,14 @@ each chunk becomes a quoted phrase.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._state import State
 from ._transcripts import scrub
 
-__all__ = ["Found", "fts_queries", "search", "sessions_holding"]
+__all__ = ["Found", "fts_queries", "index_history", "search", "sessions_holding"]
 
 #: Words of context a snippet shows around what matched.
 SNIPPET_TOKENS = 32
@@ -144,9 +145,40 @@ def fts_queries(text: str) -> tuple[str, str] | None:
     return " ".join(terms), " OR ".join(terms)
 
 
+def index_history(state: State) -> None:
+    """Put the memory changes recorded since the last search in the search index.
+
+    A memory write does not index its change (it stays at the disk's pace); the
+    first search after it does, in one transaction. A database that cannot be
+    written (read-only) is searched as far as it is indexed.
+    """
+    with state.reading() as conn:
+        behind = conn.execute(
+            "SELECT (SELECT COALESCE(MAX(id), 0) FROM memory_changes) > upto "
+            "FROM memory_changes_indexed"
+        ).fetchone()[0]
+    if not behind:
+        return
+    try:
+        with state.transaction() as conn:
+            conn.execute(
+                "INSERT INTO memory_changes_fts (rowid, before, after) "
+                "SELECT id, CASE WHEN shape = 'file' THEN NULL ELSE before END, after "
+                "FROM memory_changes WHERE id > (SELECT upto FROM memory_changes_indexed)"
+            )
+            conn.execute(
+                "UPDATE memory_changes_indexed SET upto = "
+                "(SELECT COALESCE(MAX(id), 0) FROM memory_changes)"
+            )
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            raise
+
+
 def search(state: State, query: str, *, limit: int, exclude: str | None = None) -> list[Found]:
     """The best `limit` hits for FTS5 `query` among saved messages (leaving out the
     session `exclude`) and the memory history, best first."""
+    index_history(state)
     with state.reading() as conn:
         rows = conn.execute(
             "SELECT m.id, m.session, m.time, m.role, m.text, "

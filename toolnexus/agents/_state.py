@@ -154,6 +154,30 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO memory_changes_fts (rowid, before, after)
     SELECT id, CASE WHEN shape = 'file' THEN NULL ELSE before END, after FROM memory_changes;
     """,
+    # 3: a memory write no longer indexes its change (a write stays at the disk's pace):
+    # a search first indexes the changes after `upto` (`_search.index_history`), and the
+    # delete / update triggers touch the index only for changes already in it.
+    """
+    DROP TRIGGER memory_changes_fts_insert;
+    DROP TRIGGER memory_changes_fts_delete;
+    DROP TRIGGER memory_changes_fts_update;
+    CREATE TABLE memory_changes_indexed (upto INTEGER NOT NULL);
+    INSERT INTO memory_changes_indexed (upto) SELECT COALESCE(MAX(id), 0) FROM memory_changes;
+    CREATE TRIGGER memory_changes_fts_delete AFTER DELETE ON memory_changes
+    WHEN old.id <= (SELECT upto FROM memory_changes_indexed) BEGIN
+        INSERT INTO memory_changes_fts (memory_changes_fts, rowid, before, after) VALUES
+        ('delete', old.id, CASE WHEN old.shape = 'file' THEN NULL ELSE old.before END,
+         old.after);
+    END;
+    CREATE TRIGGER memory_changes_fts_update AFTER UPDATE OF before, after ON memory_changes
+    WHEN old.id <= (SELECT upto FROM memory_changes_indexed) BEGIN
+        INSERT INTO memory_changes_fts (memory_changes_fts, rowid, before, after) VALUES
+        ('delete', old.id, CASE WHEN old.shape = 'file' THEN NULL ELSE old.before END,
+         old.after);
+        INSERT INTO memory_changes_fts (rowid, before, after) VALUES
+        (new.id, CASE WHEN new.shape = 'file' THEN NULL ELSE new.before END, new.after);
+    END;
+    """,
 )
 
 
