@@ -171,13 +171,17 @@ def _write_temp(folder: Folder, tmp: str, data: bytes, like: Any, *, fsync: bool
     Returns the temp file's descriptor, still open: while it is, its inode number
     names our version and no other.
     """
-    with suppress(FileNotFoundError):
-        folder.unlink(tmp)  # our own, left by a writer that died
-    fd = folder.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW
+    try:
+        fd = folder.open(tmp, flags)
+    except FileExistsError:  # our own name, left by a writer that died
+        folder.unlink(tmp)
+        fd = folder.open(tmp, flags)
     try:
         if like is not None and hasattr(os, "fchmod"):
             os.fchmod(fd, like.st_mode & 0o7777)
-            if hasattr(os, "geteuid") and os.geteuid() == 0:
+            uid = os.geteuid() if hasattr(os, "geteuid") else None
+            if uid == 0 and (like.st_uid, like.st_gid) != (0, os.getegid()):
                 with suppress(OSError):  # root edits a person's file: it stays theirs
                     os.fchown(fd, like.st_uid, like.st_gid)
         view = memoryview(data)
