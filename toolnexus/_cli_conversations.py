@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,27 +16,43 @@ from typing import Any
 
 from ._cli_memory import UsageError
 
-__all__ = ["SESSION_ACTIONS", "add_parsers", "check_args", "recall", "sessions"]
+__all__ = ["SESSION_ACTIONS", "Arguments", "check_args", "recall", "sessions", "verbs"]
 
 #: Every action of the sessions verb.
 SESSION_ACTIONS = ("list", "show", "export", "import", "rm")
 #: Hits `toolnexus recall` prints unless told otherwise.
 CLI_RECALL_LIMIT = 10
 
-Verb = Callable[..., argparse.ArgumentParser]
+#: Adds one verb's arguments to its parser.
+Arguments = Callable[[argparse.ArgumentParser], None]
 
 
-def add_parsers(sub: Any, verb: Verb, prog: str) -> None:
-    """Add the chat, sessions and recall verbs (`verb` builds one verb's parser)."""
-    p = verb(
-        sub,
-        "chat",
-        "Talk to a persona through a model (OpenAI-compatible or Anthropic); the "
-        "conversation is saved.",
-        f"OPENAI_API_KEY=... {prog} chat ada --model gpt-4o-mini\n  "
-        f"ANTHROPIC_API_KEY=... {prog} chat ada --model claude-sonnet-4-5\n  "
-        f"{prog} chat ada --continue",
-    )
+def verbs(prog: str) -> dict[str, tuple[str, str, Arguments]]:
+    """The chat, sessions and recall verbs: each one's help, example and arguments."""
+    return {
+        "chat": (
+            "Talk to a persona through a model (OpenAI-compatible or Anthropic); the "
+            "conversation is saved.",
+            f"OPENAI_API_KEY=... {prog} chat ada --model gpt-4o-mini\n  "
+            f"ANTHROPIC_API_KEY=... {prog} chat ada --model claude-sonnet-4-5\n  "
+            f"{prog} chat ada --continue",
+            _chat_arguments,
+        ),
+        "sessions": (
+            "List, show, export, import or remove a home's saved conversations.",
+            f"{prog} sessions ada list --limit 5\n  {prog} sessions ada export 3f2a > talk.jsonl"
+            f"\n  {prog} sessions ada import talk.jsonl",
+            _sessions_arguments,
+        ),
+        "recall": (
+            "Search a home's saved conversations and memory history.",
+            f'{prog} recall ada "project codename"\n  {prog} recall ada deploy* --json',
+            _recall_arguments,
+        ),
+    }
+
+
+def _chat_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the home directory")
     p.add_argument("--model", help="model name (default: IDENTITY.md `model:` or TOOLNEXUS_MODEL)")
     p.add_argument(
@@ -60,13 +75,8 @@ def add_parsers(sub: Any, verb: Verb, prog: str) -> None:
     p.add_argument("--resume", metavar="ID", help="continue the saved conversation ID")
     p.add_argument("--no-save", action="store_true", help="do not save this conversation")
 
-    p = verb(
-        sub,
-        "sessions",
-        "List, show, export, import or remove a home's saved conversations.",
-        f"{prog} sessions ada list --limit 5\n  {prog} sessions ada export 3f2a > talk.jsonl\n  "
-        f"{prog} sessions ada import talk.jsonl",
-    )
+
+def _sessions_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the home directory")
     p.add_argument(
         "action", choices=SESSION_ACTIONS, metavar="ACTION", help=", ".join(SESSION_ACTIONS)
@@ -81,12 +91,8 @@ def add_parsers(sub: Any, verb: Verb, prog: str) -> None:
     p.add_argument("--json", action="store_true", help="list: one JSON object per line")
     p.add_argument("--limit", type=int, metavar="N", help="list: the newest N sessions only")
 
-    p = verb(
-        sub,
-        "recall",
-        "Search a home's saved conversations and memory history.",
-        f'{prog} recall ada "project codename"\n  {prog} recall ada deploy* --json',
-    )
+
+def _recall_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the home directory")
     p.add_argument(
         "query", nargs="+", help="the words to look for (a word ending in * is a prefix)"
@@ -131,6 +137,8 @@ def check_args(args: argparse.Namespace) -> None:
 
 def sessions(args: argparse.Namespace, home: Path, prog: str) -> int:
     """Run one sessions action; 0 when done (a refusal raises, exit 1)."""
+    import json  # like every import a verb needs, here: the other verbs start without it
+
     from .agents.conversations import Conversations
 
     conversations = Conversations(home)
@@ -210,6 +218,8 @@ def _show(conversations: Any, id: str) -> int:
 
 def recall(args: argparse.Namespace, home: Path, prog: str) -> int:
     """Print the best hits for the query (text, or one JSON object per line)."""
+    import json  # like every import a verb needs, here: the other verbs start without it
+
     from .agents.conversations import Conversations
     from .agents.recall import format_hits
 

@@ -1,4 +1,7 @@
-"""Turn a typed Python function into a pydantic input model and a clean JSON Schema."""
+"""Turn a typed Python function into a pydantic input model and a clean JSON Schema.
+
+Validation errors are translated by `_validation.field_errors`.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +16,14 @@ from typing import Annotated, Any, get_args, get_origin, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from ._validation import field_errors
+
 __all__ = [
     "TOOL_NAME_RE",
-    "FieldError",
     "FunctionSchema",
     "clean_schema",
     "decode_json_strings",
     "describe_validation_error",
-    "field_errors",
     "function_schema",
     "parse_docstring",
 ]
@@ -219,38 +222,6 @@ def decode_json_strings(args: Mapping[str, Any], schema: Mapping[str, Any]) -> d
             if isinstance(decoded, list | dict):
                 out[key] = decoded
     return out
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FieldError:
-    """One problem pydantic found: where (field names, aliases as written), what kind, why."""
-
-    loc: tuple[str, ...]
-    #: pydantic's error type: "missing", "extra_forbidden", "greater_than", ...
-    type: str
-    #: pydantic's message, without the "Value error, " a validator's ValueError gets.
-    message: str
-
-    @property
-    def key(self) -> str:
-        """The dotted path of the field (`memory_limits.self`); empty for the whole input."""
-        return ".".join(self.loc)
-
-
-def field_errors(exc: ValidationError) -> list[FieldError]:
-    """Translate a pydantic `ValidationError`: the one place that reads its raw errors.
-
-    Tool arguments, IDENTITY.md and SKILL.md frontmatter, and function arguments
-    all word their messages from these.
-    """
-    return [
-        FieldError(
-            loc=tuple(str(part) for part in error["loc"]),
-            type=error["type"],
-            message=str(error["msg"]).removeprefix("Value error, "),
-        )
-        for error in exc.errors(include_url=False)
-    ]
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -1,14 +1,15 @@
 """The `toolnexus` command line: parse arguments, call the library, print.
 
-Each verb imports only what it needs, so `toolnexus soul` never loads
-asyncio, watchfiles or a provider SDK. User mistakes end in one line on stderr and a
-non-zero exit, never a traceback.
+Each verb imports only what it needs, and only its own parser is built, so
+`toolnexus soul` never loads asyncio, watchfiles, a provider SDK or (for the
+default layout) jinja2, and `--help` and `--version` load neither pydantic nor
+PyYAML. User mistakes end in one line on stderr and a non-zero exit, never a
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -292,6 +293,8 @@ def _count(n: int, noun: str) -> str:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """Print the agent's tool specs as JSON in a provider's format."""
+    import json
+
     from .agents.agent import from_dir
 
     agent = from_dir(_home_dir(args.dir))
@@ -350,39 +353,19 @@ def _verb(
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line, verb by verb."""
-    parser = _Parser(
-        prog=PROG,
-        allow_abbrev=False,
-        description="Long-lived AI-agent personas that live in a directory.",
-        epilog=f"example:\n  {PROG} init my-persona && {PROG} soul my-persona",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    from . import __version__
-
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True, parser_class=_Parser)
-
-    p = _verb(sub, "init", cmd_init, "Create a new home.", f"{PROG} init ada --name Ada")
+def _init_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the home directory to create")
     p.add_argument("--name", help="the persona's name (default: the directory's name)")
 
-    p = _verb(sub, "soul", cmd_soul, "Print a home's system prompt.", f"{PROG} soul ada --watch")
+
+def _soul_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the home directory")
     p.add_argument("--json", action="store_true", help="print the whole soul as JSON")
     p.add_argument("--watch", action="store_true", help="re-render on every change (Ctrl-C ends)")
     p.add_argument("--tolerant", action="store_true", help="skip bad skills, with warnings")
 
-    p = _verb(
-        sub,
-        "memory",
-        cmd_memory,
-        "Show or edit MEMORY.md / USER.md with the memory tool's rules; read, undo or "
-        "restore their history.",
-        f'{PROG} memory ada replace "metric units" --with "SI units" --user\n  '
-        f"{PROG} memory ada log --grep tea",
-    )
+
+def _memory_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the home directory")
     p.add_argument("action", choices=ACTIONS, metavar="ACTION", help=", ".join(ACTIONS))
     p.add_argument(
@@ -400,27 +383,79 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-days", type=int, metavar="N", help="compact: keep the last N days of history"
     )
 
-    p = _verb(sub, "check", cmd_check, "Validate homes.", f"{PROG} check ada personas/*")
+
+def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dirs", nargs="+", metavar="dir", help="home directories")
     p.add_argument("--strict", action="store_true", help="treat warnings as problems")
 
-    p = _verb(
-        sub, "tools", cmd_tools, "Print a home's tool specs.", f"{PROG} tools ada --format mcp"
-    )
+
+def _tools_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the home directory")
     p.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
 
-    def verb(sub: Any, name: str, help: str, example: str) -> argparse.ArgumentParser:
-        return _verb(sub, name, _HANDLERS[name], help, example)
 
-    _cli_conversations.add_parsers(sub, verb, PROG)
+Handler = Callable[[argparse.Namespace], int]
+
+#: Every verb, in the order --help lists them: handler, help, example, arguments.
+VERBS: dict[str, tuple[Handler, str, str, _cli_conversations.Arguments]] = {
+    "init": (cmd_init, "Create a new home.", f"{PROG} init ada --name Ada", _init_arguments),
+    "soul": (
+        cmd_soul,
+        "Print a home's system prompt.",
+        f"{PROG} soul ada --watch",
+        _soul_arguments,
+    ),
+    "memory": (
+        cmd_memory,
+        "Show or edit MEMORY.md / USER.md with the memory tool's rules; read, undo or "
+        "restore their history.",
+        f'{PROG} memory ada replace "metric units" --with "SI units" --user\n  '
+        f"{PROG} memory ada log --grep tea",
+        _memory_arguments,
+    ),
+    "check": (cmd_check, "Validate homes.", f"{PROG} check ada personas/*", _check_arguments),
+    "tools": (
+        cmd_tools,
+        "Print a home's tool specs.",
+        f"{PROG} tools ada --format mcp",
+        _tools_arguments,
+    ),
+    **{
+        name: (_HANDLERS[name], help, example, arguments)
+        for name, (help, example, arguments) in _cli_conversations.verbs(PROG).items()
+    },
+}
+
+
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, verb by verb; with `verb`, that verb alone.
+
+    A line that starts with a verb is parsed by that verb's parser alone (the
+    others would go unused), so `main` builds only that one: the same parse, help
+    and errors, with less to build at start-up.
+    """
+    parser = _Parser(
+        prog=PROG,
+        allow_abbrev=False,
+        description="Long-lived AI-agent personas that live in a directory.",
+        epilog=f"example:\n  {PROG} init my-persona && {PROG} soul my-persona",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True, parser_class=_Parser)
+    for name, (handler, help, example, arguments) in VERBS.items():
+        if verb is None or name == verb:
+            arguments(_verb(sub, name, handler, help, example))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words and words[0] in VERBS else None)
+    args = parser.parse_args(words)
     from .errors import ToolnexusError
 
     where = f"{PROG} {args.verb}"

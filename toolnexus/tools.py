@@ -277,20 +277,18 @@ def _from_model(
     if not callable(function):
         problems.append(f"handler must be callable, got {type(function).__name__}")
     if not problems:
-        try:
-            clean_schema(input_model)
+        try:  # the Tool derives its schema once, here: a model without one fails now
+            return Tool(
+                name=name,
+                description=description,
+                source=source,
+                input_model=input_model,
+                handler=handler,
+                call_style="model",
+            )
         except Exception as exc:
             problems.append(f"input_model has no JSON Schema: {exc}")
-    if problems:
-        raise ToolDefinitionError(f"cannot define tool {name!r}", problems=problems)
-    return Tool(
-        name=name,
-        description=description,
-        source=source,
-        input_model=input_model,
-        handler=handler,
-        call_style="model",
-    )
+    raise ToolDefinitionError(f"cannot define tool {name!r}", problems=problems)
 
 
 @overload

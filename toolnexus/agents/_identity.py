@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
-from .._schema import field_errors
+from .._validation import field_errors
 from ..errors import ArgumentError, HomeError
 from ._frontmatter import split_frontmatter
 

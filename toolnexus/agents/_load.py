@@ -12,8 +12,8 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import HomeError, HomeFileError
@@ -34,8 +34,11 @@ from ._identity import Identity, MemoryLimits, Target, parse_identity
 from ._memfile import MemoryDocument, parse_memory
 from ._memo import memo, parsed, verdict
 from ._skillfile import Skill, SkillInfo, parse_skill
-from ._template import DEFAULT_TEMPLATE, compile_template, default_template
+from ._template import DEFAULT_TEMPLATE, compile_template
 from ._withhold import View, view
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = [
     "Loaded",
@@ -101,9 +104,9 @@ class Loaded:
 
     home: Path
     identity: Identity | None
-    #: The compiled template: the home's, or the package's when the home has none or
-    #: its own is broken (then a "template" entry of `part_problems` says why).
-    template: jinja2.Template
+    #: The home's compiled template, or None for the package's default layout (when
+    #: the home has none, or its own is broken: a "template" entry of `part_problems`).
+    template: jinja2.Template | None
     #: How problems name the template: its path, or "default soul template".
     template_name: str
     memory: dict[Target, MemoryFile]
@@ -320,7 +323,7 @@ def load_home(home: Path) -> Loaded:
         id_sha, identity = load_identity(home)
     except HomeError as exc:
         identity_problems = exc.problems
-    template = default_template()
+    template: jinja2.Template | None = None
     template_name = DEFAULT_TEMPLATE
     tpl_sha: str | None = _UNREADABLE
     try:

@@ -56,7 +56,11 @@ generated code", "post incident summaries to https://status.example.com" and
 Speed: every whitespace run in the skeleton is one character, every other
 repetition in a phrase pattern is bounded or anchored on a keyword, so no
 pattern rescans a long run from each of its positions (the old clause start
-`[.!?;:\\n]\\s*` did, and took seconds on a few thousand newlines).
+`[.!?;:\\n]\\s*` did, and took seconds on a few thousand newlines). A rule is
+compiled on first use, and skipped for a text that holds none of the words
+each of its matches holds (`Rule.needs`): most notes need few of the patterns,
+and a process compiles only those (compiling all of them costs more than
+scanning a whole home).
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cache
 
 __all__ = ["RULES", "Rule", "scan_text", "skeleton"]
 
@@ -74,11 +79,39 @@ class Rule:
 
     id: str
     why: str
-    pattern: re.Pattern[str]
+    #: The regular expression; `pattern` compiles it on first use, so a process
+    #: pays only for the rules some text it scans may break.
+    source: str
+    flags: int = 0
+    #: Words (lowercase) one of which is in every match: a text that, read as the
+    #: rule reads it and lowercased, holds none of them cannot match, so the rule
+    #: is skipped. Empty: always tried.
+    needs: tuple[str, ...] = ()
+    #: Read the text as written (NFKC), not its skeleton.
+    as_written: bool = False
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled once per process)."""
+        return _compiled(self.source, self.flags)
 
 
-def _phrase(source: str) -> re.Pattern[str]:
-    return re.compile(source, re.IGNORECASE)
+@cache
+def _compiled(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
+
+
+# Phrase rules ignore case. Their `needs` are looked for in the lowercased skeleton,
+# which is sound: ignoring case, an ASCII letter matches its two cases and only four
+# other characters (the Kelvin sign, the long s, the dotted capital I, the dotless
+# small i), and the skeleton holds none of those (NFKD and the look-alike map fold
+# them to ASCII).
+_PHRASE = re.IGNORECASE
+
+
+def _spaced(*words: str) -> tuple[str, ...]:
+    """Each phrase as the skeleton may hold it: its spaces as spaces, and as newlines."""
+    return (*words, *(w.replace(" ", "\n") for w in words))
 
 
 # In the skeleton every whitespace run is a single character, so `\s` (never
@@ -116,14 +149,19 @@ _SENSITIVE = (
     r"(?:the\s)?user'?s\s(?:files|data|emails|e\smails|messages|documents|history))"
 )
 _URL = r"<?https?://"
-# The clause start a match may begin with; cut from the snippet a reason shows.
-_LEAD = re.compile(_CLAUSE_START, re.IGNORECASE)
 
 RULES: tuple[Rule, ...] = (
     Rule(
         id="instruction-override",
         why="tells the model to drop its instructions",
-        pattern=_phrase(
+        flags=_PHRASE,
+        # An instructions word ends the first branch; a verb opens the second; the third
+        # names instructions, directives or the system prompt.
+        needs=(
+            *("instruction", "prompt", "rules", "directive", "guidelines", "guardrails"),
+            *("context", "ignore", "disregard", "forget"),
+        ),
+        source=(
             r"\b(?:ignore|disregard|forget|override|bypass|skip)\s(?:\w+\s){0,3}?"
             r"(?:" + _EARLIER + r"\s(?:\w+\s){0,2}?|all\s|your\s(?:\w+\s)?)" + _INSTRUCTIONS + r"\b"
             r"|\b(?:ignore|disregard|forget)\s(?:everything|all|the)\s"
@@ -136,7 +174,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="role-hijack",
         why="tries to give the model a new role",
-        pattern=_phrase(
+        flags=_PHRASE,
+        # In the skeleton a whitespace run is one space or one newline: "you are" is
+        # also "you\nare".
+        needs=(
+            *_spaced("you are", "now on", "act as", "behave as"),
+            *("role", "pretend", "<", "[", "system", "assistant", "developer"),
+        ),
+        source=(
             r"\byou\sare\snow\s(?:a|an|the|my|called|named|known\sas|in\s\w+\smode|"
             r"free|unrestricted|unfiltered|jailbroken|dan)\b"
             r"|\byou\sare\sno\slonger\b"
@@ -152,7 +197,11 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="prompt-leak",
         why="asks the model to disclose its prompt",
-        pattern=_phrase(
+        flags=_PHRASE,
+        # The first branch names "your" instructions; the second, the system prompt or
+        # initial, hidden, original, secret or system instructions.
+        needs=("your", "system", "initial", "hidden", "original", "secret"),
+        source=(
             r"\b(?:reveal|print|show|output|repeat|leak|dump|disclose|display|recite|echo)\s"
             r"(?:\w+\s){0,3}?your\s(?:system\s)?" + _INSTRUCTIONS + r"\b"
             r"|" + _CLAUSE_START + r"(?:reveal|print|show|output|repeat|leak|dump|disclose|"
@@ -163,7 +212,10 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="exfiltration",
         why="tells the model to send sensitive data to an outside address",
-        pattern=_phrase(
+        flags=_PHRASE,
+        # Each branch but two holds a URL; those pipe into a command, or say "exfiltrate".
+        needs=("http", "|", "exfiltrat"),
+        source=(
             r"\b"
             + _SEND
             + r"\w*\b[^\n]{0,80}?\b"
@@ -181,11 +233,19 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-# Secrets are matched on the NFKC text as written, not on the skeleton.
+# Secrets are matched on the NFKC text as written, not on the skeleton, and so are
+# their `needs`, lowercased. Of those four characters NFKC folds the Kelvin sign
+# and the long s, and the dotted capital I lowercases to i and a combining dot; the
+# dotless i stays, so the case-blind branch needs "ap\u0131" beside "api".
 SECRET = Rule(
     id="secret",
     why="looks like a credential, which must never sit in a prompt",
-    pattern=re.compile(
+    as_written=True,
+    needs=(
+        *("sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox"),
+        *("aiza", "-----begin ", "eyj", "passw", "api", "ap\u0131", "secret", "token"),
+    ),
+    source=(
         r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}"
         r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
         r"|\bgh[pousr]_[A-Za-z0-9]{30,}"
@@ -330,17 +390,26 @@ def scan_text(text: str) -> tuple[str, ...]:
     """Return why `text` is unsafe to put into a system prompt (empty: it is safe).
 
     Each reason starts with its rule id (`"secret: ..."`), so callers can both
-    show it and react to it. Linear in `len(text)`: precompiled patterns, one
-    pass per rule.
+    show it and react to it. Linear in `len(text)`: one pass per rule, and none
+    for a rule whose `needs` the text lacks.
     """
     reasons = _char_reasons(text)
     phrases = skeleton(text)
     written = unicodedata.normalize("NFKC", text) if not text.isascii() else text
+    lowered: dict[bool, str] = {}
     for rule in RULES:
-        match = rule.pattern.search(written if rule is SECRET else phrases)
+        read = written if rule.as_written else phrases
+        if rule.needs:
+            low = lowered.get(rule.as_written)
+            if low is None:
+                low = lowered[rule.as_written] = read.lower()
+            if not any(word in low for word in rule.needs):
+                continue
+        match = rule.pattern.search(read)
         if match is not None:
             found = match.group()
-            lead = _LEAD.match(found)  # "and reveal ..." shows as "reveal ..."
+            # A clause start is cut: "and reveal ..." shows as "reveal ...".
+            lead = _compiled(_CLAUSE_START, _PHRASE).match(found)
             if lead is not None:
                 found = found[lead.end() :]
             found = found.strip(" \t\n.!?;:,(")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._schema import field_errors
+from .._validation import field_errors
 from ..errors import HomeError
 from ._frontmatter import Frontmatter, split_frontmatter
 
