@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from . import _cli_conversations
+from . import _cli_conversations, _cli_serve
 from ._cli_memory import ACTIONS, UsageError, check_args
 
 if TYPE_CHECKING:
@@ -327,6 +327,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return _cli_conversations.recall(args, _home_dir(args.dir), PROG)
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the home to MCP clients."""
+    return _cli_serve.serve(args, _home_dir(args.dir), PROG)
+
+
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "chat": cmd_chat,
     "sessions": cmd_sessions,
@@ -424,6 +429,7 @@ VERBS: dict[str, tuple[Handler, str, str, _cli_conversations.Arguments]] = {
         name: (_HANDLERS[name], help, example, arguments)
         for name, (help, example, arguments) in _cli_conversations.verbs(PROG).items()
     },
+    "serve": (cmd_serve, _cli_serve.HELP, _cli_serve.example(PROG), _cli_serve.arguments),
 }
 
 
