@@ -379,6 +379,7 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=20)
         assert proc.returncode == 0, err
+        assert "Traceback" not in err
         assert out == ""  # nothing on stdout, ever
 
 
@@ -404,10 +405,11 @@ async def test_http_prompt_frozen_per_connection_and_new_one_sees_the_write(
 
 async def test_http_subscriber_hears_a_change(http_server: tuple[str, Path]) -> None:
     url, _ = http_server
-    heard = Heard()
+    heard, deaf = Heard(), Heard()
     with anyio.fail_after(60):
-        async with over_http(url, heard) as client:
+        async with over_http(url, heard) as client, over_http(url, deaf) as other:
             await client.subscribe_resource("toolnexus://ada/USER.md")
+            await other.list_tools()  # connected, but subscribed to nothing
             await anyio.sleep(0.3)
             error, text = await call(
                 client, "memory", {"action": "add", "target": "user", "text": "works nights"}
@@ -416,6 +418,129 @@ async def test_http_subscriber_hears_a_change(http_server: tuple[str, Path]) -> 
             updated = await heard.wait_for(types.ResourceUpdatedNotification)
             assert updated.params.uri == "toolnexus://ada/USER.md"
             assert "works nights" in await read(client, "toolnexus://ada/USER.md")
+            await client.unsubscribe_resource("toolnexus://ada/USER.md")
+            error, text = await call(
+                client, "memory", {"action": "add", "target": "user", "text": "likes quiet"}
+            )
+            assert not error, text
+            await anyio.sleep(1.5)  # well past the watcher's debounce
+            for ears in (heard, deaf):
+                assert not [
+                    n for n in ears.items if isinstance(n, types.ResourceUpdatedNotification)
+                ]
+
+
+def post(url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    """POST an empty JSON object; the status, headers and body, whatever the status."""
+    request = urllib.request.Request(url, data=b"{}", method="POST")
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    }.items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return exc.code, dict(exc.headers), exc.read()
+
+
+def test_http_checks_the_host_a_request_names(http_server: tuple[str, Path]) -> None:
+    url, _ = http_server
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    # A web page reaching the server through a DNS name that resolves to 127.0.0.1:
+    status, _, _ = post(url, {**auth, "Host": "attacker.example"})
+    assert status == 421
+    status, _, _ = post(url, {**auth, "Origin": "http://attacker.example"})
+    assert status == 403
+    # The scheme's case does not matter; the request gets past the token.
+    status, _, _ = post(url, {"Authorization": f"bearer {TOKEN}"})
+    assert status not in (401, 403, 421)
+
+
+def test_the_rebinding_guard_names_the_address_served() -> None:
+    from toolnexus.serve import _rebinding_guard
+
+    for host, name in [
+        ("127.0.0.1", "127.0.0.1"),
+        ("127.0.0.2", "127.0.0.2"),
+        ("::1", "[::1]"),
+        ("0:0:0:0:0:0:0:1", "[::1]"),
+    ]:
+        guard = _rebinding_guard(host)
+        assert guard.enable_dns_rebinding_protection
+        assert f"{name}:*" in guard.allowed_hosts
+        assert f"http://{name}:*" in guard.allowed_origins
+        assert "attacker.example:*" not in guard.allowed_hosts
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        pytest.param({"transport": "HTTP", "host": "0.0.0.0"}, "transport", id="transport"),
+        pytest.param({"transport": "http", "host": "0.0.0.0"}, "bearer token", id="no-token"),
+        pytest.param({"transport": "http", "host": "10.1.2.3"}, "bearer token", id="lan"),
+        pytest.param({"transport": "http", "token": "two words"}, "token", id="token-space"),
+        pytest.param({"transport": "http", "token": "tok\r"}, "token", id="token-cr"),
+    ],
+)
+def test_serve_refuses_options_before_serving(
+    tmp_path: Path, options: dict[str, Any], says: str
+) -> None:
+    from toolnexus.errors import ArgumentError
+    from toolnexus.serve import serve
+
+    home = make_home(tmp_path / "ada")
+    with pytest.raises(ArgumentError, match=says):
+        serve(home, **options)
+
+
+async def test_a_watcher_that_cannot_run_turns_notifications_off_not_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import watchfiles
+
+    from toolnexus._mcp_home import HomeServer
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchfiles, "awatch", broken)
+    served = HomeServer(make_home(tmp_path / "ada"), one_connection=True)
+    with anyio.fail_after(10):
+        await served.watch(anyio.Event())  # returns: nothing raised
+    assert "change notifications are off: [Errno 28] inotify watch limit reached" in caplog.text
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    import socket
+
+    home = make_home(tmp_path / "ada")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolnexus",
+                "serve",
+                str(home),
+                "--transport",
+                "http",
+                "--port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert f"cannot listen on 127.0.0.1:{port}" in line
 
 
 @pytest.mark.parametrize("header", [None, "Bearer wrong", f"Basic {TOKEN}"])

@@ -69,8 +69,11 @@ def serve(args: argparse.Namespace, home: Path, prog: str) -> int:
     from .serve import serve as run
 
     def ready(url: str) -> None:
-        auth = " (bearer token required)" if token else ""
-        print(f"{where}: serving {home} at {url}{auth}", file=sys.stderr, flush=True)
+        if url == "stdio":
+            shown = "over stdio"
+        else:
+            shown = f"at {url}" + (" (bearer token required)" if token else "")
+        print(f"{where}: serving {home} {shown}", file=sys.stderr, flush=True)
 
     try:
         run(

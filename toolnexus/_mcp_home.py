@@ -65,6 +65,10 @@ log = logging.getLogger("toolnexus.serve")
 
 #: The URI scheme of a home's resources: `toolnexus://<persona>/MEMORY.md`.
 SCHEME = "toolnexus"
+#: Resources one connection may subscribe to (a client cannot grow the server without end).
+MAX_SUBSCRIPTIONS = 256
+#: How long one client may take to accept a notification before it is skipped.
+NOTIFY_TIMEOUT_S = 5
 _TOP_FILES = (IDENTITY_FILE, *MEMORY_FILES.values())
 
 
@@ -298,12 +302,18 @@ class HomeServer:
         rel = next((rel for u, rel in self._files().items() if u == uri), None)
         if rel in _TOP_FILES:
             path = os.path.join(self.home.path, rel)
-            cap = FILE_CAP if rel == IDENTITY_FILE else memory_cap(10**6)
+            cap = FILE_CAP
+            if rel != IDENTITY_FILE:
+                limits = self.home.identity().config.memory_limits
+                mine = rel == MEMORY_FILES["self"]
+                cap = memory_cap(limits.for_target("self") if mine else limits.for_target("user"))
             try:
                 data = Door(self.home.path).read(path, cap=cap)
                 return "" if data is None else decode_file(data, path).removeprefix("\ufeff")
-            except HomeFileError as exc:
-                raise MCPError(types.INVALID_PARAMS, f"{rel}: {exc}") from None
+            except HomeFileError as exc:  # named by the file alone: no server paths to clients
+                raise MCPError(
+                    types.INVALID_PARAMS, f"{rel} cannot be read ({exc.reason})"
+                ) from None
         match = self.template.match(uri)
         if match is None:
             raise MCPError(types.INVALID_PARAMS, f"no resource {uri!r} in this home")
@@ -328,11 +338,18 @@ class HomeServer:
     async def _subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        if params.uri not in await anyio.to_thread.run_sync(self._files) and (
-            self.template.match(params.uri) is None
-        ):
-            raise MCPError(types.INVALID_PARAMS, f"no resource {params.uri!r} in this home")
-        self._connection(ctx).subscriptions.add(params.uri)
+        uri = params.uri
+        if uri not in await anyio.to_thread.run_sync(self._files):
+            match = self.template.match(uri)
+            if match is None:
+                raise MCPError(types.INVALID_PARAMS, f"no resource {uri!r} in this home")
+            uri = self.uri(f"{SKILLS_DIR}/{match['skill']}/{match['path']}")  # as notified
+        subscriptions = self._connection(ctx).subscriptions
+        if len(subscriptions) >= MAX_SUBSCRIPTIONS and uri not in subscriptions:
+            raise MCPError(
+                types.INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per connection"
+            )
+        subscriptions.add(uri)
         return types.EmptyResult()
 
     async def _unsubscribe(
@@ -365,28 +382,46 @@ class HomeServer:
                         conn, lambda peer=conn.peer, uri=uri: peer.send_resource_updated(uri)
                     )
 
-    async def _watch(self) -> None:
+    async def watch(self, stop: anyio.Event) -> None:
+        """Notify clients of changes to the home's files until `stop` is set.
+
+        A watcher that cannot run (the OS's limit on watches reached, say) turns
+        notifications off with one line on stderr; the server goes on serving.
+        """
         from watchfiles import awatch
 
-        self._listed = tuple(await anyio.to_thread.run_sync(self._files))
         home = self.home
 
         def keep(_change: Any, path: str) -> bool:
             return is_relevant(home, path)
 
-        async for batch in awatch(home.path, watch_filter=keep, debounce=200, step=50):
-            try:
-                await self.changed(sorted({path for _, path in batch}))
-            except Exception:  # a notification that cannot be sent never stops the server
-                log.exception("could not send a change notification")
+        try:
+            self._listed = tuple(await anyio.to_thread.run_sync(self._files))
+            changes = awatch(
+                home.path,
+                watch_filter=keep,
+                debounce=200,
+                step=50,
+                stop_event=stop,
+                ignore_permission_denied=True,
+            )
+            async for batch in changes:
+                try:
+                    await self.changed(sorted({path for _, path in batch}))
+                except Exception as exc:  # a notification that fails never stops the server
+                    log.warning("a change notification was not sent: %s", exc)
+        except Exception as exc:
+            log.warning("change notifications are off: %s", exc)
 
     @asynccontextmanager
     async def _lifespan(self, server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        stop = anyio.Event()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._watch)
+            tasks.start_soon(self.watch, stop)
             try:
                 yield {}
             finally:
+                stop.set()  # the watcher's thread returns within a step, not after seconds
                 self._listen.close()
                 tasks.cancel_scope.cancel()
 
@@ -396,7 +431,8 @@ async def _notify(conn: _Connection, send: Any) -> None:
     if send is None:
         return
     try:
-        await send()
+        with anyio.move_on_after(NOTIFY_TIMEOUT_S):  # a stalled client never holds up the rest
+            await send()
     except Exception as exc:  # closed stream, gone client: drop its subscriptions
         log.debug("notification not delivered: %s", exc)
         conn.subscriptions.clear()

@@ -16,6 +16,7 @@ import ipaddress
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from pathlib import Path
@@ -31,11 +32,49 @@ DEFAULT_PORT = 8765
 TOKEN_ENV = "TOOLNEXUS_SERVE_TOKEN"
 #: The path MCP clients post to.
 PATH = "/mcp"
+#: An HTTP connection whose client has sent nothing for this long is ended.
+IDLE_TIMEOUT_S = 600
+#: HTTP connections open at once, at most.
+MAX_SESSIONS = 100
 
 Scope = MutableMapping[str, Any]
 ASGI = Callable[
     [Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]
 ]
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket: bound here, so that a bad address or a port in use is one error."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise OSError(exc.errno, f"cannot listen on {host}: {exc.strerror}") from None
+    family, _, _, _, address = infos[0]
+    try:
+        return socket.create_server(address, family=family, reuse_port=False)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
+
+
+def _rebinding_guard(host: str) -> Any:
+    """On loopback, only requests naming this machine (Host and Origin) are served.
+
+    A web page could otherwise reach a loopback server through a DNS name that
+    resolves to 127.0.0.1 (DNS rebinding). The SDK guards three spellings of
+    loopback by itself; the address actually served is added to them.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    if host != "localhost":
+        address = ipaddress.ip_address(host)
+        names.append(f"[{address}]" if address.version == 6 else str(address))
+    names = list(dict.fromkeys(names))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -69,6 +108,11 @@ def serve(
         ArgumentError: for an address other than loopback without a token.
         ImportError: when the `mcp` extra is not installed.
     """
+    if transport not in ("stdio", "http"):
+        raise ArgumentError(f"transport: {transport!r} is not one of 'stdio', 'http'")
+    if token is not None and (not token or any(c.isspace() or not c.isprintable() for c in token)):
+        raise ArgumentError("token: must be printable text without spaces or line breaks")
+    host = host.strip("[]")  # "[::1]" as in a URL is the address ::1
     if transport == "http" and not token and not is_loopback(host):
         raise ArgumentError(
             f"serving on {host} (not loopback) needs a bearer token: pass --token or set "
@@ -80,9 +124,12 @@ def serve(
 
     served = HomeServer(Path(home), one_connection=transport == "stdio")
     if transport == "stdio":
+        if ready is not None:
+            ready("stdio")
         anyio.run(_stdio, served)
     else:
-        anyio.run(_http, served, host, port, token, ready)
+        listening = _listen(host, port)  # a port in use is one OSError, before anything runs
+        anyio.run(_http, served, listening, token, ready)
 
 
 async def _stdio(served: Any) -> None:
@@ -120,7 +167,7 @@ class BearerToken:
 
     def __init__(self, app: ASGI, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(
         self,
@@ -130,7 +177,11 @@ class BearerToken:
     ) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, credential = given.partition(b" ")
+            # The scheme's case does not matter (RFC 9110); the token's does.
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(
+                credential.strip(), self.expected
+            ):
                 await send(
                     {
                         "type": "http.response.start",
@@ -149,7 +200,7 @@ class BearerToken:
 
 
 async def _http(
-    served: Any, host: str, port: int, token: str | None, ready: Callable[[str], None] | None
+    served: Any, listening: socket.socket, token: str | None, ready: Callable[[str], None] | None
 ) -> None:
     import anyio
     import mcp.types as types
@@ -164,8 +215,15 @@ async def _http(
         raise MCPError(types.METHOD_NOT_FOUND, "Method not found: server/discover")
 
     server.add_request_handler("server/discover", types.RequestParams, no_discover)
+    bound = listening.getsockname()
+    host, port = str(bound[0]), int(bound[1])
     app = server.streamable_http_app(
-        streamable_http_path=PATH, host=host, stateless_http=False, session_idle_timeout=600
+        streamable_http_path=PATH,
+        host=host,
+        stateless_http=False,
+        session_idle_timeout=IDLE_TIMEOUT_S,
+        max_sessions=MAX_SESSIONS,
+        transport_security=_rebinding_guard(host) if is_loopback(host) else None,
     )
     asgi: Any = BearerToken(app, token) if token else app
 
@@ -176,8 +234,6 @@ async def _http(
 
     config = uvicorn.Config(
         asgi,
-        host=host,
-        port=port,
         log_level="warning",
         access_log=False,  # uvicorn's access log goes to stdout
         timeout_graceful_shutdown=2,
@@ -195,12 +251,11 @@ async def _http(
         async def announce() -> None:
             while not web.started:
                 await anyio.sleep(0.01)
-            bound = web.servers[0].sockets[0].getsockname()
-            shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+            shown = f"[{host}]" if ":" in host else host
             if ready is not None:
-                ready(f"http://{shown}:{bound[1]}{PATH}")
+                ready(f"http://{shown}:{port}{PATH}")
 
         tasks.start_soon(on_signal)
         tasks.start_soon(announce)
-        await web.serve()
+        await web.serve(sockets=[listening])
         tasks.cancel_scope.cancel()
