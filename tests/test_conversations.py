@@ -780,3 +780,22 @@ def test_a_version_2_database_is_upgraded_with_its_index_kept(home: Path) -> Non
     assert sorted(h.change for h in hits) == [1, 2]  # indexed by version 2, then by the search
     Home(home).forget(1)
     _index_is_whole(home)
+
+
+def test_recall_finds_changes_it_cannot_index_now(home: Path) -> None:
+    store = MemoryStore(home, "self", limit=8000, fsync=False)
+    store.add("owns a kayak")
+    assert Conversations(home).recall("kayak")  # indexed
+    store.add("owns a canoe")
+    holder = sqlite3.connect(home / STATE_DIR / DB_NAME, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the database
+    try:
+        [hit] = Conversations(home).recall("canoe")  # read unindexed, without waiting
+        assert (hit.kind, hit.change, hit.snippet) == ("memory", 2, "owns a canoe")
+        assert [h.change for h in Conversations(home).recall("owns")] == [2, 1]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert _indexed(home, "canoe") == 0
+    assert Conversations(home).recall("canoe")
+    assert _indexed(home, "canoe") == 1

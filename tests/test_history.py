@@ -572,7 +572,7 @@ def test_a_busy_database_is_reported_as_busy(home: Path, monkeypatch: pytest.Mon
 
     run(home, action="add", text="x")
     _state._open.clear()
-    monkeypatch.setattr(_state, "_BUSY_MS", 100)
+    monkeypatch.setattr(_state, "BUSY_MS", 100)
     holder = sqlite3.connect(home / STATE_DIR / DB_NAME, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -617,3 +617,14 @@ def test_log_records_an_outside_edit_to_a_read_only_file(home: Path) -> None:
     (home / "MEMORY.md").write_text("- edited by hand\n", encoding="utf-8")
     (home / "MEMORY.md").chmod(0o444)
     assert records(home)[-1]["after"] == "- edited by hand\n"
+
+
+def test_a_state_folder_swapped_for_a_link_while_open_is_refused(home: Path) -> None:
+    run(home, action="add", text="first")  # the database is open in this process now
+    elsewhere = home.parent / "elsewhere"
+    (home / STATE_DIR).rename(elsewhere)
+    (home / STATE_DIR).symlink_to(elsewhere)
+    result = asyncio.run(memory_tool(home).execute({"action": "add", "text": "second"}))
+    assert result.is_error
+    assert f"{STATE_DIR}: is a link: refused" in result.output
+    assert "second" not in memory(home)

@@ -201,3 +201,63 @@ def test_nfd_copies_are_one_note_after_an_edit() -> None:
     doc = parse_memory(f"- {nfd}\n- caf\u00e9\n- x\n")
     edited = _memsplice.remove_entries(doc, "caf\u00e9")
     same(edited, parse_memory("- x\n"))
+
+
+def test_an_edit_leaves_the_style_a_parse_of_its_text_finds() -> None:
+    # No line break left: the text reads as LF, whatever the file was.
+    doc = parse_memory("- a\r\nfoo")
+    assert doc.newline == "\r\n"
+    edited = _memsplice.remove_entries(doc, "a")
+    same(edited, parse_memory(edited.render()))
+    assert edited.newline == "\n"
+    # Prose left first that starts with U+FEFF reads as a BOM.
+    edited = _memsplice.remove_entries(parse_memory("- a\n\ufeffnotes\n"), "a")
+    same(edited, parse_memory(edited.render()))
+    assert edited.bom
+
+
+def test_the_next_write_starts_from_what_a_parse_would_give(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path, "self", limit=8000, fsync=False)
+    store.path.write_bytes(b"- a\r\nfoo")
+    store.remove("a")
+    store.add("b")  # from the document this process kept: LF, as the file now reads
+    assert store.path.read_bytes() == b"foo\n- b\n"
+
+
+def test_a_document_copies_and_pickles() -> None:
+    import copy
+    import pickle
+
+    doc = parse_memory("\ufeff# M\r\n- a\r\n- a\r\n- caf\u00e9\r\n")
+    for again in (copy.copy(doc), copy.deepcopy(doc), pickle.loads(pickle.dumps(doc))):
+        same(again, doc)
+
+
+def test_the_kept_documents_are_safe_across_threads(tmp_path: Path) -> None:
+    import sys
+    import threading
+
+    from toolnexus.agents import memory
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    errors: list[BaseException] = []
+    doc = parse_memory("- a\n")
+
+    def churn(n: int) -> None:
+        try:
+            for k in range(2000):
+                memory._remember(f"{n}-{k % 100}", b"- a\n", doc)
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=churn, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert len(memory._parsed) <= memory._PARSED_MAX

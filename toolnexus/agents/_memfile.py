@@ -150,6 +150,10 @@ class MemoryDocument:
             other.newline,
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copy and pickle as the parts (the derived views are built again on demand)."""
+        return make, ((self._kinds, self._raws, self._texts), self.bom, self.newline)
+
     def __hash__(self) -> int:
         return hash((self._kinds, self._raws, self._texts, self.bom, self.newline))
 

@@ -16,12 +16,14 @@ import re
 from typing import Any
 
 from ._memfile import (
+    BOM,
     MemoryDocument,
     Parts,
     format_entry,
     make,
     nfc,
     note_forms,
+    parse_memory,
     parse_parts,
     positions,
 )
@@ -34,7 +36,22 @@ _CONTINUES = re.compile(r"\n*[ \t]")
 
 def _reparsed(doc: MemoryDocument, raws: tuple[str, ...] | list[str]) -> MemoryDocument:
     """The slow, sure way: parse the edited lines again."""
-    return make(parse_parts("".join(raws)), doc.bom, doc.newline)
+    return _settled(doc, parse_parts("".join(raws)))
+
+
+def _settled(doc: MemoryDocument, parts: Parts, **derived: Any) -> MemoryDocument:
+    """The edited document, with the BOM and newline style a parse of its text would find.
+
+    An edit keeps the file's style, unless what is left cannot carry it: text with
+    no line break left reads as LF, and prose left starting with U+FEFF would read
+    as a BOM (then the text is parsed whole).
+    """
+    raws = parts[1]
+    newline = doc.newline if len(raws) > 1 or (raws and "\n" in raws[0]) else "\n"
+    if not doc.bom and raws and raws[0].startswith(BOM):
+        body = "".join(raws)
+        return parse_memory(body.replace("\n", "\r\n") if newline == "\r\n" else body)
+    return make(parts, doc.bom, newline, **derived)
 
 
 def _splice(
@@ -72,7 +89,7 @@ def _splice(
     )
     if not _fits(parts, lo, lo + len(mid)):
         return _reparsed(doc, parts[1])
-    return make(parts, doc.bom, doc.newline, **derived)
+    return _settled(doc, parts, **derived)
 
 
 def _fits(parts: Parts, lo: int, hi: int) -> bool:

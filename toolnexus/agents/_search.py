@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._state import State
+from ._state import BUSY_MS, State
 from ._transcripts import scrub
 
 __all__ = ["Found", "fts_queries", "index_history", "search", "sessions_holding"]
@@ -145,40 +145,51 @@ def fts_queries(text: str) -> tuple[str, str] | None:
     return " ".join(terms), " OR ".join(terms)
 
 
-def index_history(state: State) -> None:
+def index_history(state: State) -> bool:
     """Put the memory changes recorded since the last search in the search index.
 
     A memory write does not index its change (it stays at the disk's pace); the
-    first search after it does, in one transaction. A database that cannot be
-    written (read-only) is searched as far as it is indexed.
+    first search after it does, in one transaction. False when that cannot be
+    done now (a database this process may not write, or one another writer holds
+    for longer than `INDEX_WAIT_MS`): `search` then reads those changes unindexed.
     """
     with state.reading() as conn:
         behind = conn.execute(
             "SELECT (SELECT COALESCE(MAX(id), 0) FROM memory_changes) > upto "
             "FROM memory_changes_indexed"
         ).fetchone()[0]
-    if not behind:
-        return
-    try:
-        with state.transaction() as conn:
-            conn.execute(
-                "INSERT INTO memory_changes_fts (rowid, before, after) "
-                "SELECT id, CASE WHEN shape = 'file' THEN NULL ELSE before END, after "
-                "FROM memory_changes WHERE id > (SELECT upto FROM memory_changes_indexed)"
-            )
-            conn.execute(
-                "UPDATE memory_changes_indexed SET upto = "
-                "(SELECT COALESCE(MAX(id), 0) FROM memory_changes)"
-            )
-    except sqlite3.OperationalError as exc:
-        if "readonly" not in str(exc):
-            raise
+        if not behind:
+            return True
+        conn.execute(f"PRAGMA busy_timeout = {INDEX_WAIT_MS}")  # never hold a search up
+        try:
+            with state.transaction() as conn:
+                conn.execute(f"INSERT INTO memory_changes_fts (rowid, before, after) {_UNINDEXED}")
+                conn.execute(
+                    "UPDATE memory_changes_indexed SET upto = "
+                    "(SELECT COALESCE(MAX(id), 0) FROM memory_changes)"
+                )
+        except sqlite3.OperationalError as exc:
+            if not any(word in str(exc) for word in ("readonly", "locked", "busy")):
+                raise
+            return False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+    return True
+
+
+#: The changes not in the index yet, as the index holds them.
+_UNINDEXED = (
+    "SELECT id, CASE WHEN shape = 'file' THEN NULL ELSE before END, after "
+    "FROM memory_changes WHERE id > (SELECT upto FROM memory_changes_indexed)"
+)
+#: How long indexing the history waits for another writer before searching without it.
+INDEX_WAIT_MS = 200
 
 
 def search(state: State, query: str, *, limit: int, exclude: str | None = None) -> list[Found]:
     """The best `limit` hits for FTS5 `query` among saved messages (leaving out the
     session `exclude`) and the memory history, best first."""
-    index_history(state)
+    indexed = index_history(state)
     with state.reading() as conn:
         rows = conn.execute(
             "SELECT m.id, m.session, m.time, m.role, m.text, "
@@ -194,18 +205,29 @@ def search(state: State, query: str, *, limit: int, exclude: str | None = None) 
             Found("message", ref, session, time, role, snippet, text, rank)
             for ref, session, time, role, text, snippet, rank in rows
         ]
-        rows = conn.execute(
-            "SELECT c.id, c.source, c.time, c.target, c.action, "
-            "COALESCE(c.before, '') || char(10) || COALESCE(c.after, ''), "
-            f"snippet(memory_changes_fts, -1, '', '', '…', {SNIPPET_TOKENS}), "
-            "memory_changes_fts.rank "
-            "FROM memory_changes_fts JOIN memory_changes c ON c.id = memory_changes_fts.rowid "
-            "WHERE memory_changes_fts MATCH :query "
-            # a change made in the conversation asking is in that conversation already
-            "AND (:exclude IS NULL OR instr(c.source || ' ', 'session=' || :exclude || ' ') = 0) "
-            "ORDER BY memory_changes_fts.rank LIMIT :limit",
-            {"query": query, "exclude": exclude, "limit": limit},
-        ).fetchall()
+        tables = ["memory_changes_fts"]
+        if not indexed:  # the changes not indexed yet, in an index of this connection only
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pending_changes USING fts5("
+                "before, after, tokenize='porter unicode61 remove_diacritics 2')"
+            )
+            conn.execute("DELETE FROM temp.pending_changes")
+            conn.execute(f"INSERT INTO temp.pending_changes (rowid, before, after) {_UNINDEXED}")
+            tables.append("pending_changes")
+        rows = []
+        for table in tables:
+            rows += conn.execute(
+                "SELECT c.id, c.source, c.time, c.target, c.action, "
+                "COALESCE(c.before, '') || char(10) || COALESCE(c.after, ''), "
+                f"snippet({table}, -1, '', '', '…', {SNIPPET_TOKENS}), {table}.rank "
+                f"FROM {table} JOIN memory_changes c ON c.id = {table}.rowid "
+                f"WHERE {table} MATCH :query "
+                # a change made in the conversation asking is in that conversation already
+                "AND (:exclude IS NULL "
+                "OR instr(c.source || ' ', 'session=' || :exclude || ' ') = 0) "
+                f"ORDER BY {table}.rank LIMIT :limit",
+                {"query": query, "exclude": exclude, "limit": limit},
+            ).fetchall()
     for ref, source, time, target, action, text, snippet, rank in rows:
         mark = _SESSION_IN_SOURCE.search(source)
         role = f"memory {target} {action}"

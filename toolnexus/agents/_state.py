@@ -31,6 +31,7 @@ from pathlib import Path
 from ..errors import HistoryError
 
 __all__ = [
+    "BUSY_MS",
     "DB_NAME",
     "MIGRATIONS",
     "STATE_DIR",
@@ -44,7 +45,7 @@ STATE_DIR = ".toolnexus"
 DB_NAME = "state.db"
 _GITIGNORE = "# toolnexus state: history and conversations, never committed\n*\n"
 #: How long a writer waits for another process's transaction (seconds).
-_BUSY_MS = 30_000
+BUSY_MS = 30_000
 
 #: Version k → k+1. Append only: a released migration never changes.
 MIGRATIONS: tuple[str, ...] = (
@@ -258,13 +259,18 @@ def open_state(home: Path, *, create: bool) -> State | None:
     db_name = os.path.join(os.path.abspath(home), STATE_DIR, DB_NAME)
     key = (os.getpid(), db_name)
     found = _open.get(key)
-    if found is not None:  # the common case: open, and still the same plain file
+    if found is not None:  # the common case: open, and still the same plain folder and file
         try:
+            folder_st = os.lstat(os.path.dirname(db_name))
             now = os.lstat(db_name)
         except OSError:
             pass
         else:
-            if stat.S_ISREG(now.st_mode) and (now.st_dev, now.st_ino) == found.ident:
+            if (
+                stat.S_ISDIR(folder_st.st_mode)
+                and stat.S_ISREG(now.st_mode)
+                and (now.st_dev, now.st_ino) == found.ident
+            ):
                 return found
     db = Path(db_name)
     folder = db.parent
@@ -352,7 +358,7 @@ def _make_folder(folder: Path) -> None:
 def _connect_raw(db: Path) -> sqlite3.Connection:
     try:
         return sqlite3.connect(
-            db, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
+            db, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False
         )
     except sqlite3.Error as exc:
         raise _fail(db, f"cannot be opened: {exc}") from None
@@ -361,7 +367,7 @@ def _connect_raw(db: Path) -> sqlite3.Connection:
 def _configure(conn: sqlite3.Connection, db: Path) -> sqlite3.Connection:
     """Set the connection's pragmas (closing it and raising HistoryError on failure)."""
     try:
-        conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")

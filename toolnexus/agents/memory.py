@@ -60,11 +60,15 @@ _parsed: dict[str, tuple[bytes, MemoryDocument]] = {}
 _PARSED_MAX = 64
 
 
+_parsed_lock = threading.Lock()
+
+
 def _remember(key: str, data: bytes, doc: MemoryDocument) -> None:
-    _parsed.pop(key, None)
-    _parsed[key] = (data, doc)
-    while len(_parsed) > _PARSED_MAX:
-        _parsed.pop(next(iter(_parsed)), None)
+    with _parsed_lock:  # writers of several files run in threads at once
+        _parsed.pop(key, None)
+        _parsed[key] = (data, doc)
+        while len(_parsed) > _PARSED_MAX:
+            _parsed.pop(next(iter(_parsed)), None)
 
 
 #: What a write does to the file as read under the lock: given it parsed and as bytes
