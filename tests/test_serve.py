@@ -43,6 +43,11 @@ pytestmark = [
 TOKEN = "s3cret-token"
 
 
+def serve_cmd(home: Path | str, *options: str) -> list[str]:
+    """The command line that serves `home`, as a client or a test starts it."""
+    return [sys.executable, "-m", "toolnexus", "serve", str(home), *options]
+
+
 def make_home(path: Path, name: str = "Ada", *, read_only: bool = False) -> Path:
     path.mkdir(parents=True)
     extra = "read_only: true\n" if read_only else ""
@@ -82,9 +87,8 @@ class Heard:
 
 @asynccontextmanager
 async def over_stdio(home: Path, heard: Heard | None = None) -> AsyncIterator[Client]:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "toolnexus", "serve", str(home)]
-    )
+    command, *args = serve_cmd(home)
+    params = StdioServerParameters(command=command, args=args)
     async with Client(params, mode="legacy", message_handler=heard) as client:
         yield client
 
@@ -274,7 +278,7 @@ def test_stdout_carries_protocol_messages_only(tmp_path: Path) -> None:
         },
     ]
     with subprocess.Popen(
-        [sys.executable, "-m", "toolnexus", "serve", str(home)],
+        serve_cmd(home),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -329,7 +333,7 @@ def test_a_bad_start_is_one_line_on_stderr(
     argv = [a.format(home=home, bad=bad) for a in args]
     env = {k: v for k, v in os.environ.items() if k != "TOOLNEXUS_SERVE_TOKEN"}
     done = subprocess.run(
-        [sys.executable, "-m", "toolnexus", "serve", *argv],
+        serve_cmd(*argv),
         capture_output=True,
         text=True,
         timeout=60,
@@ -351,19 +355,7 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     """One HTTP server for the module, on a free loopback port, with a bearer token."""
     home = make_home(tmp_path_factory.mktemp("serve") / "ada")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "toolnexus",
-            "serve",
-            str(home),
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--token",
-            TOKEN,
-        ],
+        serve_cmd(home, "--transport", "http", "--port", "0", "--token", TOKEN),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -521,17 +513,7 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "toolnexus",
-                "serve",
-                str(home),
-                "--transport",
-                "http",
-                "--port",
-                str(port),
-            ],
+            serve_cmd(home, "--transport", "http", "--port", str(port)),
             capture_output=True,
             text=True,
             timeout=60,
