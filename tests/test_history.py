@@ -628,3 +628,38 @@ def test_a_state_folder_swapped_for_a_link_while_open_is_refused(home: Path) -> 
     assert result.is_error
     assert f"{STATE_DIR}: is a link: refused" in result.output
     assert "second" not in memory(home)
+
+
+@pytest.mark.slow
+def test_processes_creating_the_state_at_the_same_moment_all_succeed(tmp_path: Path) -> None:
+    # Switching a new database to WAL needs it alone for a moment; SQLite says "locked"
+    # at once (no busy wait) to a second process opening it then.
+    failed = 0
+    for trial in range(40):
+        home = tmp_path / f"h{trial}"
+        home.mkdir()
+        start_r, start_w = os.pipe()
+        children = []
+        for _ in range(3):
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover (a child)
+                code = 1
+                try:
+                    os.close(start_w)
+                    os.read(start_r, 1)  # all start together
+                    from toolnexus.agents._state import open_state
+
+                    state = open_state(home, create=True)
+                    assert state is not None
+                    with state.transaction() as conn:
+                        conn.execute("SELECT 1")
+                    code = 0
+                finally:
+                    os._exit(code)
+            children.append(pid)
+        os.close(start_r)
+        os.close(start_w)  # go
+        for pid in children:
+            _, status = os.waitpid(pid, 0)
+            failed += os.waitstatus_to_exitcode(status) != 0
+    assert failed == 0

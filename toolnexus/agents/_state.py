@@ -24,6 +24,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -235,7 +236,7 @@ def _configure(conn: sqlite3.Connection, db: Path) -> sqlite3.Connection:
     """Set the connection's pragmas (closing it and raising HistoryError on failure)."""
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        _wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")
         conn.execute("PRAGMA journal_size_limit = 1048576")  # a checkpointed log shrinks back
@@ -244,6 +245,29 @@ def _configure(conn: sqlite3.Connection, db: Path) -> sqlite3.Connection:
         conn.close()
         raise unusable(db, exc) from None
     return conn
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Put the database in WAL mode, waiting for a process that is creating it too.
+
+    Switching a new database to WAL needs it to itself for a moment, and SQLite
+    answers "locked" at once (its busy wait does not cover this) when another
+    process has it open: two processes creating one home's state at the same
+    moment would otherwise fail. Retried for up to `BUSY_MS`.
+    """
+    deadline = time.monotonic() + BUSY_MS / 1000
+    pause = 0.002
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal":
+                return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+        if time.monotonic() > deadline:
+            raise sqlite3.OperationalError("database is locked")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 @contextmanager
