@@ -299,7 +299,8 @@ class HomeServer:
         Raises:
             MCPError: `INVALID_PARAMS` for a URI this home does not serve, or a file refused.
         """
-        rel = next((rel for u, rel in self._files().items() if u == uri), None)
+        files = self._files()
+        rel = files.get(uri)
         if rel in _TOP_FILES:
             path = os.path.join(self.home.path, rel)
             cap = FILE_CAP
@@ -318,7 +319,7 @@ class HomeServer:
         if match is None:
             raise MCPError(types.INVALID_PARAMS, f"no resource {uri!r} in this home")
         skill, path = str(match["skill"]), str(match["path"])
-        if skill not in {s.name for s in valid_skills(self.home.path, strict=False)}:
+        if self.uri(f"{SKILLS_DIR}/{skill}/{SKILL_FILE}") not in files:  # a valid skill
             raise MCPError(types.INVALID_PARAMS, f"no skill {skill!r} in this home")
         try:
             return read_skill(self.home.path, skill, path)

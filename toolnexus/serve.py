@@ -22,14 +22,11 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, Literal
 
+from ._cli_serve import DEFAULT_PORT, TOKEN_ENV
 from .errors import ArgumentError
 
 __all__ = ["DEFAULT_PORT", "TOKEN_ENV", "is_loopback", "serve"]
 
-#: The port `--transport http` listens on unless told.
-DEFAULT_PORT = 8765
-#: Where the bearer token is read from when `token` is not given.
-TOKEN_ENV = "TOOLNEXUS_SERVE_TOKEN"
 #: The path MCP clients post to.
 PATH = "/mcp"
 #: An HTTP connection whose client has sent nothing for this long is ended.
@@ -132,6 +129,15 @@ def serve(
         anyio.run(_http, served, listening, token, ready)
 
 
+async def _signalled() -> None:
+    """Return when the process gets SIGINT or SIGTERM (the way to stop a server)."""
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            return
+
+
 async def _stdio(served: Any) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
@@ -141,11 +147,9 @@ async def _stdio(served: Any) -> None:
 
         async def on_signal() -> None:
             nonlocal stopped
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    stopped = True
-                    tasks.cancel_scope.cancel()
-                    return
+            await _signalled()
+            stopped = True
+            tasks.cancel_scope.cancel()
 
         tasks.start_soon(on_signal)
         server = served.server
@@ -243,10 +247,8 @@ async def _http(
     async with anyio.create_task_group() as tasks:
 
         async def on_signal() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    web.should_exit = True
-                    return
+            await _signalled()
+            web.should_exit = True
 
         async def announce() -> None:
             while not web.started:

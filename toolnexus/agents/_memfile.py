@@ -233,7 +233,7 @@ class MemoryDocument:
             return 0
         if not self._dups:
             return 1
-        return sum(1 for i in positions(self, key))
+        return len(positions(self, key))
 
     def render(self) -> str:
         """Return the file text in its newline style (a one-style file comes back byte for byte)."""
