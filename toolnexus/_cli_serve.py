@@ -8,15 +8,11 @@ import sys
 from pathlib import Path
 
 from ._cli_memory import UsageError
+from ._serve_defaults import DEFAULT_PORT, TOKEN_ENV
 
 __all__ = ["HELP", "arguments", "example", "serve"]
 
 HELP = "Serve a home to MCP clients (stdio, or HTTP with --transport http)."
-#: The port `--transport http` listens on unless told (re-exported by `serve`, which the
-#: command line does not import until the verb runs).
-DEFAULT_PORT = 8765
-#: Where the bearer token is read from when none is given.
-TOKEN_ENV = "TOOLNEXUS_SERVE_TOKEN"
 
 
 def example(prog: str) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, Literal
 
-from ._cli_serve import DEFAULT_PORT, TOKEN_ENV
+from ._serve_defaults import DEFAULT_PORT, TOKEN_ENV
 from .errors import ArgumentError
 
 __all__ = ["DEFAULT_PORT", "TOKEN_ENV", "is_loopback", "serve"]
