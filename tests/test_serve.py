@@ -244,6 +244,20 @@ async def test_two_clients_adding_at_once_lose_nothing(tmp_path: Path) -> None:
     assert [c.action for c in Home(home).history()].count("add") == 24
 
 
+async def test_only_memory_skill_and_recall_are_served(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "ada")
+    identity = (home / "IDENTITY.md").read_text(encoding="utf-8")
+    (home / "IDENTITY.md").write_text(
+        identity.replace("name: Ada\n", "name: Ada\ntools: [now, skill]\n"), encoding="utf-8"
+    )
+    with anyio.fail_after(60):
+        async with over_stdio(home) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["skill", "memory"]
+            error, text = await call(client, "now", {})
+            assert error
+            assert "no tool 'now'" in text
+
+
 async def test_a_read_only_home_serves_no_memory_tool(tmp_path: Path) -> None:
     home = make_home(tmp_path / "ada", read_only=True)
     with anyio.fail_after(60):

@@ -57,7 +57,7 @@ from .agents.session import Session
 from .agents.skills import read_skill
 from .agents.watch import is_relevant
 from .errors import HomeFileError, ToolError, ToolnexusError
-from .tools import CallContext, calling
+from .tools import CallContext, Tool, calling
 
 __all__ = ["HomeServer", "slug"]
 
@@ -70,6 +70,8 @@ MAX_SUBSCRIPTIONS = 256
 #: How long one client may take to accept a notification before it is skipped.
 NOTIFY_TIMEOUT_S = 5
 _TOP_FILES = (IDENTITY_FILE, *MEMORY_FILES.values())
+#: The tools served (SPEC §13), each when the session has it (as `from_dir` decides).
+SERVED_TOOLS = ("memory", "skill", "recall")
 
 
 def slug(name: str) -> str:
@@ -233,7 +235,7 @@ class HomeServer:
         return types.ListToolsResult(
             tools=[
                 types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
-                for t in session.tools
+                for t in _served(session)
             ]
         )
 
@@ -241,7 +243,7 @@ class HomeServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         session = await self._session(ctx)
-        tools = {t.name: t for t in session.tools}
+        tools = {t.name: t for t in _served(session)}
         tool = tools.get(params.name)
         if tool is None:
             return _result(
@@ -438,6 +440,11 @@ async def _notify(conn: _Connection, send: Any) -> None:
         log.debug("notification not delivered: %s", exc)
         conn.subscriptions.clear()
         conn.peer = None
+
+
+def _served(session: Session) -> list[Tool]:
+    """The session's tools an MCP client gets, in the session's order."""
+    return [t for t in session.tools if t.name in SERVED_TOOLS]
 
 
 def _result(text: str, *, error: bool) -> types.CallToolResult:
