@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _loopback_openai import LoopbackServer, loopback_server
@@ -50,17 +51,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture
 def count_scans(monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
     """Call it when the count should start: every later real scan is appended to the list."""
-    from toolnexus.agents import _memo
+    from toolnexus.agents import scanner
 
     def start() -> list[str]:
         scanned: list[str] = []
-        scan = _memo.scan_text
+        scan = scanner._builtin_scan
 
-        def counting(text: str) -> tuple[str, ...]:
+        def counting(text: str, **options: Any) -> Any:
             scanned.append(text)
-            return scan(text)
+            return scan(text, **options)
 
-        monkeypatch.setattr(_memo, "scan_text", counting)
+        monkeypatch.setattr(scanner, "_builtin_scan", counting)
         return scanned
 
     return start

@@ -32,8 +32,10 @@ def test_the_public_surface_is_exactly_pinned() -> None:
     assert agents.__all__ == [
         "Agent",
         "Conversations",
+        "Finding",
         "Home",
         "HomeError",
+        "Scanner",
         "Session",
         "Soul",
         "compose_soul",

@@ -415,7 +415,7 @@ def _all_state_bytes(home: Path) -> bytes:
 
 
 def test_forget_blanks_a_secret_everywhere_it_was_kept(home: Path) -> None:
-    secret = "the staging password is hunter2-pw"
+    secret = "the staging door code is hunter2-pw"
     run(home, action="add", text="ordinary note")
     run(home, action="add", text=secret)
     added = records(home)[-1]["id"]

@@ -121,11 +121,12 @@ def test_a_memory_write_scans_only_the_new_entry(
     scanned = count_scans()
     _memo.clear_memos()
     compose_soul(home)
-    assert scanned == ["# Notes\n\n", "likes tea"]
+    # Each unit alone, then the file's units read together once (split instructions).
+    assert scanned == ["# Notes\n\n", "likes tea", "# Notes\nlikes tea"]
     with (home / "MEMORY.md").open("a", encoding="utf-8") as f:
         f.write("- likes oolong\n")
     assert compose_soul(home).memory_entries == ("likes tea", "likes oolong")
-    assert scanned[2:] == ["likes oolong"]
+    assert scanned[3:] == ["likes oolong", "# Notes\nlikes tea\nlikes oolong"]
 
 
 def test_memos_are_bounded_by_bytes_least_recently_used_first(

@@ -637,10 +637,10 @@ def test_full_file_refuses_growth_and_says_how_to_consolidate(tmp_path: Path) ->
 def test_oversized_text_is_refused_before_the_safety_scan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_scan(text: str) -> tuple[str, ...]:
+    def no_scan(text: str, **options: object) -> tuple[str, ...]:
         raise AssertionError("scanned text that cannot fit")
 
-    monkeypatch.setattr("toolnexus.agents._memedit.scan_text", no_scan)
+    monkeypatch.setattr("toolnexus.agents.scanner._builtin_scan", no_scan)
     s = store(tmp_path, "- kept\n", limit=100)
     huge = "x" + "\n" * 200_000 + "y"
     with pytest.raises(MemoryEditError) as info:

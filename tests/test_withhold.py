@@ -189,7 +189,8 @@ def test_a_write_scans_only_the_new_text(
     with (home / "MEMORY.md").open("a", encoding="utf-8") as fh:
         fh.write("- Kim.\n")
     soul = compose_soul(home)
-    assert scanned == ["Kim."]
+    # The new entry alone, then the run of shown units after the withheld one, together.
+    assert scanned == ["Kim.", "Sam.\nKim."]
     assert soul.memory_entries == ("Sam.", "Kim.")
     assert [w.line for w in soul.withheld] == [5]
 

@@ -38,6 +38,7 @@ def check_args(args: argparse.Namespace) -> None:
         "--grep": (args.grep is not None, ("log",)),
         "--keep-days": (args.keep_days is not None, ("compact",)),
         "--user": (args.user, ("show", *_EDITS, "log", "undo")),
+        "--trust": (args.trust, ("add",)),
     }
     for option, (given, actions) in only.items():
         if given and action not in actions:
@@ -96,6 +97,8 @@ def _edit(home: Path, args: argparse.Namespace, prog: str) -> int:
 
     from .agents.memory import memory_tool
 
+    if args.trust:
+        return _trusted(home, args, prog)
     call: dict[str, Any] = {
         "action": args.action,
         "target": "user" if args.user else "self",
@@ -108,6 +111,23 @@ def _edit(home: Path, args: argparse.Namespace, prog: str) -> int:
         print(f"{prog} memory: {result.output}", file=sys.stderr)
         return 1
     print(result.output)
+    return 0
+
+
+def _trusted(home: Path, args: argparse.Namespace, prog: str) -> int:
+    """`add --trust`: the entry written whatever the scanner says, and marked trusted."""
+    from .agents._load import home_scanner
+    from .agents.memory import MemoryStore, _resolve_limits
+    from .errors import MemoryEditError
+
+    target: Target = "user" if args.user else "self"
+    limit = _resolve_limits(home, None).for_target(target)
+    store = MemoryStore(home, target, limit=limit, scanner=home_scanner(home))
+    try:
+        print(store.add(args.text, trust=True))
+    except MemoryEditError as exc:
+        print(f"{prog} memory: {exc.message}", file=sys.stderr)
+        return 1
     return 0
 
 

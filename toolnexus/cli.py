@@ -381,6 +381,12 @@ def _memory_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--with", dest="with_", metavar="TEXT", help="the replacement (replace)")
     p.add_argument("--user", action="store_true", help="USER.md instead of MEMORY.md")
+    p.add_argument(
+        "--trust",
+        action="store_true",
+        help="add: write the entry even if the scanner flags it, and keep it in the soul "
+        "(a person overriding a false positive)",
+    )
     p.add_argument("--json", action="store_true", help="log: one JSON object per line")
     p.add_argument("--limit", type=int, metavar="N", help="log: the newest N changes only")
     p.add_argument("--grep", metavar="TEXT", help="log: changes whose text contains TEXT")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .home import Home
     from .memory import memory_tool
     from .recall import recall_tool
+    from .scanner import Finding, Scanner
     from .session import Session
     from .skills import skill_tool
     from .soul import Soul, compose_soul
@@ -24,8 +25,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Agent",
     "Conversations",
+    "Finding",
     "Home",
     "HomeError",
+    "Scanner",
     "Session",
     "Soul",
     "compose_soul",
@@ -41,6 +44,8 @@ _WHERE = {
     "Conversations": ".conversations",
     "recall_tool": ".recall",
     "Session": ".session",
+    "Finding": ".scanner",
+    "Scanner": ".scanner",
     "from_dir": ".agent",
     "Home": ".home",
     "memory_tool": ".memory",

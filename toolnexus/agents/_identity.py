@@ -6,12 +6,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from .._validation import field_errors
 from ..errors import ArgumentError, HomeError
 from ._frontmatter import split_frontmatter
+from ._rules import CATEGORIES
 
 __all__ = [
     "DEFAULT_MEMORY_LIMITS",
@@ -19,6 +20,7 @@ __all__ = [
     "Identity",
     "IdentityConfig",
     "MemoryLimits",
+    "ScannerConfig",
     "Target",
     "memory_limit",
     "parse_identity",
@@ -98,6 +100,34 @@ def memory_limit(value: object, *, where: str) -> int:
     return value
 
 
+class ScannerConfig(BaseModel):
+    """IDENTITY.md `scanner:`: the memory scanner's switches for this home."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    off: tuple[str, ...] = Field(
+        default=(), description="Categories of the memory scanner switched off for this home."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_off(cls, data: object) -> object:
+        # YAML 1.1 reads a bare `off:` key as the boolean false.
+        if isinstance(data, dict) and False in data and "off" not in data:
+            data = {("off" if key is False else key): value for key, value in data.items()}
+        return data
+
+    @field_validator("off")
+    @classmethod
+    def _known(cls, off: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [c for c in off if c not in CATEGORIES]
+        if unknown:
+            raise ValueError(
+                f"unknown scanner category {unknown[0]!r} (categories: {', '.join(CATEGORIES)})"
+            )
+        return tuple(dict.fromkeys(off))
+
+
 class IdentityConfig(BaseModel):
     """The frontmatter of IDENTITY.md. Unknown keys are errors: typos must not pass silently."""
 
@@ -115,6 +145,9 @@ class IdentityConfig(BaseModel):
     model: str | None = Field(default=None, description="The model to talk through, if any.")
     sessions: bool = Field(
         default=True, description="False (`off`): conversations are not saved in the home."
+    )
+    scanner: ScannerConfig = Field(
+        default_factory=ScannerConfig, description="The memory scanner's switches for this home."
     )
 
 
@@ -157,4 +190,6 @@ def parse_identity(text: str, *, path: Path) -> Identity:
 def _fields_for(loc: tuple[str, ...]) -> dict[str, FieldInfo]:
     if len(loc) > 1 and loc[0] == "memory_limits":
         return dict(MemoryLimits.model_fields)
+    if len(loc) > 1 and loc[0] == "scanner":
+        return dict(ScannerConfig.model_fields)
     return dict(IdentityConfig.model_fields)

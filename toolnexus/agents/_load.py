@@ -32,10 +32,12 @@ from ._files import (
 )
 from ._identity import Identity, MemoryLimits, Target, parse_identity
 from ._memfile import MemoryDocument, parse_memory
-from ._memo import memo, parsed, verdict
+from ._memo import memo, parsed, remembered
 from ._skillfile import Skill, SkillInfo, parse_skill
 from ._template import DEFAULT_TEMPLATE, compile_template
+from ._trust import read_trust, trust_path
 from ._withhold import View, view
+from .scanner import Classifier, Scanner
 
 if TYPE_CHECKING:
     import jinja2
@@ -46,6 +48,7 @@ __all__ = [
     "SkillScan",
     "Source",
     "find_identity",
+    "home_scanner",
     "load_home",
     "load_identity",
     "load_memory",
@@ -81,8 +84,10 @@ class MemoryFile:
     """A memory file as composing sees it: the parsed document and what the soul shows of it."""
 
     doc: MemoryDocument
-    #: Each note once, unsafe units withheld (`_withhold`), scanned through the verdict memo.
+    #: Each note once, unsafe units withheld (`_withhold`), by the home's scanner (memoised).
     view: View
+    #: The SHA-256 of the file's trust marks (`_trust`): None when there are none.
+    trust: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,6 +115,8 @@ class Loaded:
     #: How problems name the template: its path, or "default soul template".
     template_name: str
     memory: dict[Target, MemoryFile]
+    #: The scanner that decided what the memory files withhold.
+    scanner: Scanner
     scan: SkillScan
     #: (path, sha256) per source, in a fixed order: cheap to compare.
     hashes: tuple[tuple[str, str | None], ...]
@@ -152,13 +159,14 @@ def load_identity(home: Path) -> tuple[str, Identity]:
 
 
 def load_memory(
-    home: Path, target: Target, *, limit: int | None = None
+    home: Path, target: Target, *, limit: int | None = None, scanner: Scanner | None = None
 ) -> tuple[str | None, MemoryFile]:
     """Return a memory file's content hash (None if absent) and its parsed, checked blocks.
 
     `limit` (characters) sets the file's byte cap (`memory_cap`); by default it is
     the home's `memory_limits`, or the package default when IDENTITY.md cannot
-    tell.
+    tell. `scanner` decides what is withheld (default: `home_scanner(home)`);
+    entries a person trusted (`_trust`) are shown whatever it says.
 
     Raises:
         HomeFileError: when the door refuses it (a link out, not a regular file,
@@ -166,9 +174,35 @@ def load_memory(
     """
     if limit is None:
         limit = _limits(home).for_target(target)
+    if scanner is None:
+        scanner = home_scanner(home)
     path = os.fspath(home / MEMORY_FILES[target])
     found = parsed(Door(home), "memory", path, _parse_memory, cap=memory_cap(limit))
-    return (None, _EMPTY_MEMORY) if found is None else found
+    sha, doc = (None, _EMPTY_DOC) if found is None else found
+    trust_sha, trusted = read_trust(home, target) if doc.entries else (None, frozenset[str]())
+    shown = remembered(
+        ("view", sha, scanner, trusted),
+        doc.chars,
+        lambda: view(doc, scan=scanner, trusted=trusted),
+    )
+    return sha, MemoryFile(doc=doc, view=shown, trust=trust_sha)
+
+
+def home_scanner(
+    home: Path, classifier: Classifier | None = None, *, identity: Identity | None = None
+) -> Scanner:
+    """The scanner of `home`: IDENTITY.md's `scanner: {off: [...]}` and your `classifier`.
+
+    A missing or broken IDENTITY.md switches nothing off (it is reported elsewhere).
+    """
+    if identity is None:
+        try:
+            found = find_identity(home)
+        except HomeError:
+            found = None
+        identity = found[1] if found is not None else None
+    off = identity.config.scanner.off if identity is not None else ()
+    return Scanner(off=frozenset(off), classifier=classifier)
 
 
 def memory_bytes(home: Path, target: Target) -> bytes:
@@ -308,8 +342,10 @@ def load_skill(home: Path, path: Path) -> Skill:
     return parse_skill(decode(data, path), path=path)[0]  # it normalises line endings
 
 
-def load_home(home: Path) -> Loaded:
+def load_home(home: Path, classifier: Classifier | None = None) -> Loaded:
     """Load every file of `home` at once, collecting problems instead of raising them.
+
+    `classifier` joins the home's scanner (`home_scanner`).
 
     Raises:
         HomeError: only when `home` is not an existing folder.
@@ -336,12 +372,13 @@ def load_home(home: Path) -> Loaded:
         elif compiled is not None:
             template, template_name = compiled, str(home / TEMPLATE_FILE)
     limits = identity.config.memory_limits if identity is not None else MemoryLimits()
+    scanner = home_scanner(home, classifier, identity=identity)
     memory: dict[Target, MemoryFile] = {}
     shas: dict[Target, str | None] = {}
     for target in MEMORY_ORDER:
         try:
             shas[target], memory[target] = load_memory(
-                home, target, limit=limits.for_target(target)
+                home, target, limit=limits.for_target(target), scanner=scanner
             )
         except HomeError as exc:
             part_problems.extend((target, p) for p in exc.problems)
@@ -352,6 +389,12 @@ def load_home(home: Path) -> Loaded:
         (TEMPLATE_FILE, tpl_sha),
         *((MEMORY_FILES[t], shas[t]) for t in MEMORY_ORDER),
         *scan.hashes,
+        # Trust marks, when a memory file has some: adding one makes a soul stale.
+        *(
+            (trust_path(Path(), t).as_posix(), memory[t].trust)
+            for t in MEMORY_ORDER
+            if memory[t].trust is not None
+        ),
     )
     return Loaded(
         home=home,
@@ -359,6 +402,7 @@ def load_home(home: Path) -> Loaded:
         template=template,
         template_name=template_name,
         memory=memory,
+        scanner=scanner,
         scan=scan,
         hashes=hashes,
         identity_problems=identity_problems,
@@ -376,9 +420,8 @@ def _parse_identity(text: str, path: Path) -> Identity:
     return parse_identity(text, path=path)
 
 
-def _parse_memory(text: str, path: Path) -> MemoryFile:
-    doc = parse_memory(text)
-    return MemoryFile(doc=doc, view=view(doc, scan=verdict))
+def _parse_memory(text: str, path: Path) -> MemoryDocument:
+    return parse_memory(text)
 
 
 def _parse_skill(text: str, path: Path) -> tuple[SkillInfo, tuple[str, ...]]:
@@ -393,7 +436,10 @@ def _skill_cost(value: tuple[SkillInfo, tuple[str, ...]]) -> int:
     return len(info.meta.model_dump_json()) + sum(map(len, warnings))
 
 
-_EMPTY_MEMORY = _parse_memory("", Path())
+_EMPTY_DOC = parse_memory("")
+_EMPTY_MEMORY = MemoryFile(
+    doc=_EMPTY_DOC, view=View(text="", entries=(), withheld=(), skipped=())
+)
 
 _LISTING = f"{SKILLS_DIR}/"
 

@@ -21,9 +21,8 @@ from typing import Literal
 
 from ..errors import MemoryEditError
 from ._memfile import MemoryDocument, format_entry, nfc, normalize_text, note_forms, prose
-from ._memo import verdict
 from ._memsplice import append_entry, drop_empty, remove_entries, replace_entries
-from ._safety import scan_text
+from .scanner import DEFAULT, Scanner
 
 __all__ = [
     "LOADS",
@@ -49,11 +48,13 @@ Action = Literal["add", "replace", "remove"]
 @dataclass(frozen=True, slots=True)
 class Op:
     """One change: `add` saves `text`; `replace` swaps the part `text` of an entry for `with_`;
-    `remove` deletes the entry `text` matches."""
+    `remove` deletes the entry `text` matches. `trusted`: a person vouched for an add's
+    text, so the scanner does not refuse it (`toolnexus memory add --trust`)."""
 
     action: Action
     text: str
     with_: str | None = None
+    trusted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +84,10 @@ def shown(entry: str, limit: int = 200) -> str:
     """An existing entry as a result may quote it: never text the soul withholds.
 
     An entry that fails the safety check is withheld from every system prompt;
-    quoting it back in a tool result would hand it to the model anyway.
+    quoting it back in a tool result would hand it to the model anyway. The
+    built-in scanner decides, whatever a home switches off: never quote too much.
     """
-    reasons = verdict(entry)
+    reasons = DEFAULT.reasons(entry)
     if reasons:
         rules = ", ".join(dict.fromkeys(r.split(":", 1)[0] for r in reasons))
         return f"(an entry withheld from the soul: it breaks a safety rule: {rules})"
@@ -201,10 +203,11 @@ class _Step:
 class _Batch:
     """Apply changes one after another to one file's document; raise on the first refusal."""
 
-    def __init__(self, name: str, limit: int, many: bool) -> None:
+    def __init__(self, name: str, limit: int, many: bool, scanner: Scanner) -> None:
         self.name = name
         self.limit = limit
         self.many = many
+        self.scanner = scanner
 
     def fail(self, item: int, exc: MemoryEditError) -> MemoryEditError:
         """Name the item of a batch that was refused; a single change keeps its message."""
@@ -233,22 +236,25 @@ class _Batch:
         if op.action == "add":
             entry = _entry_text(_query(op.text), field="text")
             self.fits(entry)
-            _scan(entry, field="text")
-            return Op("add", entry)
+            if not op.trusted:
+                _scan(self.scanner, entry, field="text")
+            return Op("add", entry, trusted=op.trusted)
         _query(op.text)
         return op
 
     def step(self, doc: MemoryDocument, op: Op) -> _Step:
         if op.action == "add":
-            return self.add(doc, op.text)
+            return self.add(doc, op.text, trusted=op.trusted)
         if op.action == "replace":
             assert op.with_ is not None  # checked by `check`
             return self.replace(doc, op.text, op.with_)
         return self.remove(doc, op.text)
 
-    def add(self, doc: MemoryDocument, entry: str) -> _Step:
+    def add(self, doc: MemoryDocument, entry: str, *, trusted: bool = False) -> _Step:
         if doc.note(entry) is not None:
             return _Step(doc, "add", entry, changed=False)
+        if not trusted and doc.entries:
+            self.neighbours(entry, "text", before=doc.entries[-1])
         new = append_entry(doc, entry)
         _verify(doc, new, (*doc.entries, entry))
         return _Step(new, "add", entry)
@@ -260,8 +266,14 @@ class _Batch:
         new_text = _entry_text(changed, field="with", empty="use action remove")
         if len(new_text) > len(old):  # shrinking an over-full file is always allowed
             self.fits(new_text)
-        _scan(new_text, field="with")
+        _scan(self.scanner, new_text, field="with")
         entries, at = doc.entries, doc.entries.index(old)
+        self.neighbours(
+            new_text,
+            "with",
+            before=entries[at - 1] if at else None,
+            after=entries[at + 1] if at + 1 < len(entries) else None,
+        )
         if nfc(new_text) != nfc(old) and doc.note(new_text) is not None:
             # The entry now says what another already says: one note, the other copy stays.
             new = remove_entries(doc, old)
@@ -279,6 +291,21 @@ class _Batch:
         at = doc.entries.index(old)
         _verify(doc, new, doc.entries[:at] + doc.entries[at + 1 :])
         return _Step(new, "remove", old, copies=copies)
+
+    def neighbours(
+        self, entry: str, field: str, *, before: str | None = None, after: str | None = None
+    ) -> None:
+        """Refuse `entry` when it reads as unsafe with a neighbour (a split instruction)."""
+        found = self.scanner.beside(entry, before=before, after=after)
+        if found is not None:
+            where, other, reasons = found
+            raise MemoryEditError(
+                f"rejected: {field} breaks a safety rule when read with the entry {where} it "
+                f"({quote(other, 80)}): {'; '.join(reasons)}. Memory loads into every future "
+                "system prompt, where neighbouring notes are read together: rephrase it as a "
+                f"plain fact and try again. {NOTHING}",
+                kind="rejected",
+            )
 
     def fits(self, entry: str) -> None:
         """Refuse a note that could never fit, whatever else the file held."""
@@ -315,10 +342,18 @@ class Plan:
     succeed), then `apply` it to the document read under the lock.
     """
 
-    def __init__(self, ops: Sequence[Op], *, name: str, limit: int, batch: bool) -> None:
+    def __init__(
+        self,
+        ops: Sequence[Op],
+        *,
+        name: str,
+        limit: int,
+        batch: bool,
+        scanner: Scanner = DEFAULT,
+    ) -> None:
         if batch and not ops:
             raise _invalid("operations", NO_CHANGE)
-        self._edit = _Batch(name, limit, many=batch)
+        self._edit = _Batch(name, limit, many=batch, scanner=scanner)
         self.batch = batch
         checked: list[Op] = []
         for item, op in enumerate(ops, 1):
@@ -413,9 +448,9 @@ def _entry_text(text: str, *, field: str, empty: str = "") -> str:
     return entry
 
 
-def _scan(entry: str, *, field: str) -> None:
-    """Refuse text that is unsafe in a system prompt (see `_safety`)."""
-    reasons = scan_text(entry)
+def _scan(scanner: Scanner, entry: str, *, field: str) -> None:
+    """Refuse text that is unsafe in a system prompt (see `scanner`)."""
+    reasons = scanner.reasons(entry)
     if reasons:
         raise MemoryEditError(
             f"rejected: {field} breaks a safety rule: {'; '.join(reasons)}. Memory loads "

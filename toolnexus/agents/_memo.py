@@ -24,9 +24,8 @@ from typing import Any, TypeVar
 from ..errors import HomeError
 from ._files import FILE_CAP, Door, decode, read_capped, signature, too_large
 from ._frontmatter import normalize_newlines
-from ._safety import scan_text
 
-__all__ = ["RACY_WINDOW_NS", "clear_memos", "fingerprint", "memo", "parsed", "verdict"]
+__all__ = ["RACY_WINDOW_NS", "clear_memos", "fingerprint", "memo", "parsed", "remembered"]
 
 T = TypeVar("T")
 
@@ -191,10 +190,10 @@ def parsed(
     return sha, value
 
 
-def verdict(text: str) -> tuple[str, ...]:
-    """`scan_text(text)`, memoised by text: after a write only the new entry is scanned."""
-    reasons: tuple[str, ...] | None = _VERDICTS.get(text)
-    if reasons is None:
-        reasons = scan_text(text)
-        _VERDICTS.put(text, reasons, _ENTRY_OVERHEAD + len(text))
-    return reasons
+def remembered(key: Any, size: int, compute: Callable[[], T]) -> T:
+    """`compute()`, memoised under `key` (a scanner's verdict on a text of `size` characters)."""
+    value: T | None = _VERDICTS.get(key)
+    if value is None:
+        value = compute()
+        _VERDICTS.put(key, value, _ENTRY_OVERHEAD + size)
+    return value

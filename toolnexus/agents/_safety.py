@@ -31,6 +31,7 @@ from ._decode import decoded
 from ._rules import CATEGORIES, CLAUSE_START, RULES, Finding, Rule, compiled
 from ._rules_intl import INTL_RULES
 from ._scantext import Form, flags, forms, hidden_tag_text, is_ignorable, skeleton
+from ._scantext import written as skeleton_written
 
 __all__ = ["ALL_RULES", "CATEGORIES", "RULES", "Finding", "Rule", "scan", "scan_text", "skeleton"]
 
@@ -154,6 +155,11 @@ def _excerpt(rule: Rule, found: str) -> tuple[str, int]:
     return (shown if len(shown) <= 60 else shown[:57] + "..."), cut
 
 
+def _as_written(text: str) -> str:
+    shown = " ".join(skeleton_written(text).split()).strip(" .!?;:,(")
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
 def _rule_findings(rule: Rule, views: dict[str, Form], lowered: dict[str, str], every: bool) -> list[Finding]:
     found: list[Finding] = []
     seen: set[tuple[int, int]] = set()
@@ -172,6 +178,11 @@ def _rule_findings(rule: Rule, views: dict[str, Form], lowered: dict[str, str], 
             span = form.span(m.start() + cut, m.end())
             if span in seen:
                 continue
+            if name == "skeleton" and not rule.secret:
+                # As the person wrote it (case kept), when the form only folded it.
+                written = _as_written(form.source[span[0] : span[1]])
+                if written.lower() == excerpt.lower():
+                    excerpt = written
             seen.add(span)
             found.append(Finding(rule.category, rule.why, span, excerpt, _VIA.get(name, "")))
         if found and not every:

@@ -35,7 +35,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["Form", "Hidden", "forms", "hidden_tag_text", "is_ignorable", "skeleton"]
+__all__ = ["Form", "Hidden", "forms", "hidden_tag_text", "is_ignorable", "skeleton", "written"]
 
 #: A map from each character of a form to the index of the character of the text as
 #: written it came from (one more item at the end: the text's length).
@@ -289,6 +289,11 @@ class Form:
 def skeleton(text: str) -> str:
     """The form phrase rules read (see the module docstring)."""
     return _run(_SKELETON_STEPS, text, track=False)[0]
+
+
+def written(text: str) -> str:
+    """The form credentials are read in: invisibles removed, NFKC, case kept."""
+    return _run(_WRITTEN_STEPS, text, track=False)[0]
 
 
 def forms(text: str) -> Iterator[Form]:

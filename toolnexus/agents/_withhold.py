@@ -1,7 +1,8 @@
 """What a soul shows of a memory file: each note once, unsafe text withheld by the smallest unit.
 
-A pure function of a parsed file and a scanner (`_load` passes the memoised
-`verdict`, so a write scans only new text). The rules:
+A pure function of a parsed file, a scanner and the trusted entries (`_load`
+passes the home's `Scanner`, whose verdicts are memoised, so a write scans
+only new text). The rules:
 
 * Entries with identical text (NFC) are one note: the first copy is shown, the
   extra copies are left out, and so is an entry with no text (`- ` alone).
@@ -15,6 +16,14 @@ A pure function of a parsed file and a scanner (`_load` passes the memoised
   and what stays of a run is scanned once more: should it still be flagged
   (an injection spread over three units, say), the rest of the run's
   paragraphs go too (a heading that is safe alone always stays).
+* Then the whole file is read once more, every shown unit in file order
+  (entries and prose units alike) with its neighbours (`Reader.together`):
+  a match spanning several units, none of them flagged alone, withholds
+  exactly the units it spans (an instruction split over two entries). A
+  withheld or trusted unit breaks the reading: a pair is withheld together
+  only when neither unit is flagged alone.
+* An entry a person trusted (`toolnexus memory add --trust`, by its text) is
+  shown whatever the scanner says.
 * Blank lines stay as they are, except that a unit left out behind a gap (a
   blank line, or the start of the file) takes the blank lines after it along:
   one gap stays one gap, so the text still reads naturally.
@@ -23,19 +32,36 @@ A pure function of a parsed file and a scanner (`_load` passes the memoised
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from ._memfile import Block, MemoryDocument, nfc
 
-__all__ = ["Skipped", "Unit", "View", "view"]
-
-#: The safety check: why a text must not enter a system prompt (empty = safe).
-Scan = Callable[[str], tuple[str, ...]]
+__all__ = ["Reader", "Skipped", "Unit", "View", "view"]
 
 #: An ATX heading: up to three spaces, one to six `#`, then a space or the line's end.
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+
+
+class Reader(Protocol):
+    """The scanner as `view` uses it (`scanner.Scanner` is one)."""
+
+    def reasons(self, text: str) -> tuple[str, ...]:
+        """Why `text` must not enter a system prompt (empty: it may)."""
+        ...
+
+    def together(self, texts: Sequence[str]) -> Sequence[_Joint]:
+        """Findings on neighbouring texts read together, each with the indexes it spans."""
+        ...
+
+
+class _Joint(Protocol):
+    @property
+    def indexes(self) -> tuple[int, ...]: ...
+
+    @property
+    def finding(self) -> object: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,34 +96,80 @@ class View:
     skipped: tuple[Skipped, ...]
 
 
-def view(doc: MemoryDocument, *, scan: Scan) -> View:
-    """Return what the soul shows of `doc`, what it withholds and which entries are no note."""
-    shown = _Shown()
-    entries: list[str] = []
-    withheld: list[Unit] = []
+@dataclass(slots=True)
+class _Piece:
+    """A run of the file: a unit (entry, prose unit), blank lines, or an entry left out."""
+
+    raw: str
+    kind: Literal["entry", "prose", "blank", "skipped"]
+    text: str = ""
+    line: int = 0
+    reasons: tuple[str, ...] = ()
+    trusted: bool = False
+
+
+def view(doc: MemoryDocument, *, scan: Reader, trusted: frozenset[str] = frozenset()) -> View:
+    """Return what the soul shows of `doc`, what it withholds and which entries are no note.
+
+    `trusted` holds the texts (NFC) of entries a person vouched for: shown as they are.
+    """
+    pieces: list[_Piece] = []
     skipped: list[Skipped] = []
     extra = set(doc.extra)
     first: dict[str, int] = {}  # a note's text (NFC) -> the line of its first copy
     for block in doc.blocks:
         if block.kind == "prose":
-            if scan(block.text):
-                _prose(block, shown, withheld, scan)
-            else:
-                shown.keep(block.raw)
+            pieces.extend(_prose(block, scan))
             continue
         key = nfc(block.text)
         if block in extra:
             skipped.append(Skipped(line=block.line, copy_of=first.get(key)))
-            shown.leave_out()
+            pieces.append(_Piece(block.raw, "skipped"))
             continue
         first[key] = block.line
-        reasons = scan(block.text)
-        if reasons:
-            withheld.append(Unit(kind="entry", text=block.text, line=block.line, reasons=reasons))
+        if key in trusted:
+            pieces.append(_Piece(block.raw, "entry", block.text, block.line, trusted=True))
+        else:
+            reasons = scan.reasons(block.text)
+            pieces.append(_Piece(block.raw, "entry", block.text, block.line, reasons))
+    _read_together(pieces, scan)
+    return _render(pieces, skipped)
+
+
+def _read_together(pieces: list[_Piece], scan: Reader) -> None:
+    """Withhold the units a match spans when only read with their neighbours (SPEC §3)."""
+    run: list[_Piece] = []
+    for piece in [*pieces, _Piece("", "entry", reasons=("end",))]:
+        if piece.kind in ("blank", "skipped"):
+            continue
+        if piece.reasons or piece.trusted:
+            for joint in scan.together([p.text for p in run]):
+                why = (str(joint.finding),)
+                for i in joint.indexes:
+                    run[i].reasons = _merge(run[i].reasons, why)
+            run = []
+        else:
+            run.append(piece)
+
+
+def _render(pieces: list[_Piece], skipped: list[Skipped]) -> View:
+    shown = _Shown()
+    entries: list[str] = []
+    withheld: list[Unit] = []
+    for piece in pieces:
+        if piece.kind == "blank":
+            shown.keep(piece.raw)
+        elif piece.kind == "skipped":
+            shown.leave_out()
+        elif piece.reasons and not piece.trusted:
+            withheld.append(
+                Unit(kind=piece.kind, text=piece.text, line=piece.line, reasons=piece.reasons)
+            )
             shown.leave_out()
         else:
-            entries.append(block.text)
-            shown.keep(block.raw)
+            if piece.kind == "entry":
+                entries.append(piece.text)
+            shown.keep(piece.raw)
     return View(
         text="".join(shown.pieces).strip("\n"),
         entries=tuple(entries),
@@ -128,8 +200,8 @@ class _Shown:
         self.skip_blank = not self.pieces or _ends_blank(self.pieces[-1])
 
 
-def _prose(block: Block, shown: _Shown, withheld: list[Unit], scan: Scan) -> None:
-    """Show a flagged prose run unit by unit, withholding the smallest units that carry it."""
+def _prose(block: Block, scan: Reader) -> list[_Piece]:
+    """A prose run as units and blank lines, each unit with why it is withheld (if it is)."""
     # 1. Cut the run into units: (first line, end line) indexes into `lines`.
     lines = _lines(block.raw)
     units: list[tuple[int, int]] = []
@@ -144,38 +216,37 @@ def _prose(block: Block, shown: _Shown, withheld: list[Unit], scan: Scan) -> Non
                 j += 1
         units.append((i, j))
         i = j
-    # 2. Each unit alone; then each pair of neighbours neither of which is flagged alone.
-    alone = [scan("".join(lines[a:b])) for a, b in units]
-    reasons = list(alone)
-    for n in range(len(units) - 1):
-        if not alone[n] and not alone[n + 1]:
-            pair = scan("".join(lines[units[n][0] : units[n + 1][1]]))
-            if pair:
-                reasons[n] = _merge(reasons[n], pair)
-                reasons[n + 1] = _merge(reasons[n + 1], pair)
-    # 3. What stays must pass as a whole; if not (a wider spread), the rest goes too.
-    out = {line for (a, b), why in zip(units, reasons, strict=True) if why for line in range(a, b)}
-    rest = scan("".join(line for k, line in enumerate(lines) if k not in out))
-    if rest:  # a heading that is safe alone always stays (SPEC §3)
-        heads = [bool(_HEADING.match(lines[a])) for a, _ in units]
-        reasons = [why or (() if head else rest) for why, head in zip(reasons, heads, strict=True)]
-    # 4. Show the kept units and the blank lines between them, in file order.
+    reasons: list[tuple[str, ...]] = [()] * len(units)
+    if scan.reasons(block.text):
+        # 2. Each unit alone; then each pair of neighbours neither of which is flagged alone.
+        alone = [scan.reasons("".join(lines[a:b])) for a, b in units]
+        reasons = list(alone)
+        for n in range(len(units) - 1):
+            if not alone[n] and not alone[n + 1]:
+                pair = scan.reasons("".join(lines[units[n][0] : units[n + 1][1]]))
+                if pair:
+                    reasons[n] = _merge(reasons[n], pair)
+                    reasons[n + 1] = _merge(reasons[n + 1], pair)
+        # 3. What stays must pass as a whole; if not (a wider spread), the rest goes too.
+        out = {k for (a, b), why in zip(units, reasons, strict=True) if why for k in range(a, b)}
+        rest = scan.reasons("".join(line for k, line in enumerate(lines) if k not in out))
+        if rest:  # a heading that is safe alone always stays (SPEC §3)
+            heads = [bool(_HEADING.match(lines[a])) for a, _ in units]
+            reasons = [why or (() if head else rest) for why, head in zip(reasons, heads, strict=True)]
+    # 4. The units and the blank lines between them, in file order.
     starts = {a: (b, why) for (a, b), why in zip(units, reasons, strict=True)}
+    pieces: list[_Piece] = []
     i = 0
     while i < len(lines):
         if i not in starts:  # a blank line
-            shown.keep(lines[i])
+            pieces.append(_Piece(lines[i], "blank"))
             i += 1
             continue
         end, why = starts[i]
-        text = "".join(lines[i:end])
-        if why:
-            text = text.removesuffix("\n")
-            withheld.append(Unit(kind="prose", text=text, line=block.line + i, reasons=why))
-            shown.leave_out()
-        else:
-            shown.keep(text)
+        raw = "".join(lines[i:end])
+        pieces.append(_Piece(raw, "prose", raw.removesuffix("\n"), block.line + i, why))
         i = end
+    return pieces
 
 
 def _lines(raw: str) -> list[str]:

@@ -32,6 +32,7 @@ from .models import Message, Model
 from .recall import recall_tool
 from .session import DEFAULT_MAX_TOOL_ROUNDS, Session, check_model, check_rounds, check_tools
 from .skills import serve_skills
+from .scanner import Classifier
 from .soul import compose_soul
 
 __all__ = [
@@ -111,12 +112,16 @@ class Agent:
         max_tool_rounds: Tool rounds allowed per `send` before `ToolRoundsExceeded`.
         strict: Compose souls strictly (`False`: bad skills become warnings).
         save: Save each session's conversation in the home (see `from_dir`).
+        scanner: A classifier of your own for the soul's memory (see `compose_soul`).
 
     Raises:
         AgentError: when two tools share a name, or an item of `tools` is not a Tool.
     """
 
-    __slots__ = ("_home", "_max_tool_rounds", "_model", "_save", "_strict", "_uses", "_wiring")
+    __slots__ = (
+        *("_home", "_max_tool_rounds", "_model", "_save", "_scanner", "_strict", "_uses"),
+        "_wiring",
+    )
 
     def __init__(
         self,
@@ -127,8 +132,10 @@ class Agent:
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         strict: bool = True,
         save: bool = False,
+        scanner: Classifier | None = None,
     ) -> None:
         self._home = home if isinstance(home, Home) else Home(home)
+        self._scanner = scanner
         self._save: bool | None = save
         self._uses = Uses(check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)]))
         self._model = check_model(model)
@@ -211,7 +218,7 @@ class Agent:
                 builtin the home enables (both are named).
             ConversationError: when `resume` names no saved conversation, or several.
         """
-        soul = compose_soul(self._home, strict=self._strict)
+        soul = compose_soul(self._home, strict=self._strict, scanner=self._scanner)
         tools = self._uses.tools
         save = self._save
         if self._wiring is not None:
@@ -264,12 +271,20 @@ class _Wiring:
     names, the memory limits), so sessions of an unchanged home share them.
     """
 
-    __slots__ = ("_built", "memory", "mine", "recall")
+    __slots__ = ("_built", "memory", "mine", "recall", "scanner")
 
-    def __init__(self, *, memory: bool | None, recall: bool | None, mine: tuple[Tool, ...]) -> None:
+    def __init__(
+        self,
+        *,
+        memory: bool | None,
+        recall: bool | None,
+        mine: tuple[Tool, ...],
+        scanner: Classifier | None = None,
+    ) -> None:
         self.memory = memory
         self.recall = recall
         self.mine = mine
+        self.scanner = scanner
         self._built: dict[object, Tool] = {}
 
     def tools(self, home: Home, config: IdentityConfig, names: tuple[str, ...]) -> tuple[Tool, ...]:
@@ -299,8 +314,9 @@ class _Wiring:
         ]
         if self.memory is True or (self.memory is None and not config.read_only):
             limits: dict[str, int] = {t: config.memory_limits.for_target(t) for t in MEMORY_FILES}
-            key = ("memory", tuple(limits.items()))
-            tool = self._build(key, partial(memory_tool, home.path, limits=limits))
+            key = ("memory", tuple(limits.items()), config.scanner)
+            make = partial(memory_tool, home.path, limits=limits, scanner=self.scanner)
+            tool = self._build(key, make)
             entries.append((tool, "memory_tool(dir)"))
         entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(self.mine))
         return check_tools(entries)
@@ -338,6 +354,7 @@ def from_dir(
     model: Model | None = None,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
     strict: bool = True,
+    scanner: Classifier | None = None,
 ) -> Agent:
     """Point at a home directory and get an agent wired with its tools.
 
@@ -366,6 +383,8 @@ def from_dir(
         model: The default model for sessions.
         max_tool_rounds: Tool rounds allowed per `send`.
         strict: `False` skips bad skills (as soul warnings) instead of raising.
+        scanner: A classifier of your own, added to the memory scanner for both
+            the memory tool's writes and the soul (see `toolnexus.agents.scanner`).
 
     Raises:
         HomeError: when IDENTITY.md is missing or invalid, names an unknown
@@ -374,26 +393,35 @@ def from_dir(
             came from).
     """
     home = Home(dir)
-    wiring = _Wiring(memory=memory, recall=recall, mine=tuple(tools))
+    wiring = _Wiring(memory=memory, recall=recall, mine=tuple(tools), scanner=scanner)
     try:
         config = home.identity().config
         names = tuple(skill.name for skill in valid_skills(home.path, strict=strict))
         wired = wiring.tools(home, config, names)
     except HomeError as exc:
-        every = _every_problem(home, exc, strict=strict)
+        every = _every_problem(home, exc, strict=strict, scanner=scanner)
         if every is exc:
             raise
         raise every from exc
-    agent = Agent(home, tools=wired, model=model, max_tool_rounds=max_tool_rounds, strict=strict)
+    agent = Agent(
+        home,
+        tools=wired,
+        model=model,
+        max_tool_rounds=max_tool_rounds,
+        strict=strict,
+        scanner=scanner,
+    )
     agent._wiring = wiring
     agent._save = save  # None: each session follows IDENTITY.md `sessions:`
     return agent
 
 
-def _every_problem(home: Home, exc: HomeError, *, strict: bool) -> HomeError:
+def _every_problem(
+    home: Home, exc: HomeError, *, strict: bool, scanner: Classifier | None = None
+) -> HomeError:
     """Widen a wiring error to every problem composing would find: fix them all in one go."""
     try:
-        compose_soul(home, strict=strict)
+        compose_soul(home, strict=strict, scanner=scanner)
     except HomeError as full:
         problems = list(dict.fromkeys([*full.problems, *exc.problems]))
         if problems != list(exc.problems):

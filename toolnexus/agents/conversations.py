@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar, cast
 from ..errors import ArgumentError, ConversationError, HistoryError
 from . import _search, _transcripts
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
-from ._memo import verdict
+from .scanner import DEFAULT
 from ._state import State, open_state, state_errors
 from .models._base import Message, Usage
 from .models._chat import chat_problem, from_chat
@@ -413,9 +413,9 @@ def _saved(meta: _transcripts.Meta) -> SavedSession:
 
 def _hit(found: _search.Found) -> Hit:
     """A search hit as shown: the snippet, unless the scanner withholds it."""
-    reasons = list(verdict(found.snippet))
+    reasons = list(DEFAULT.reasons(found.snippet))
     # A snippet may cut a credential in half; the whole text says whether one is there.
-    reasons.extend(r for r in verdict(found.text) if r.startswith("secret") and r not in reasons)
+    reasons.extend(r for r in DEFAULT.reasons(found.text) if r.startswith("secret") and r not in reasons)
     withheld = "; ".join(reason.split(" (", 1)[0] for reason in reasons) or None
     return Hit(
         kind="memory" if found.kind == "memory" else "conversation",

@@ -23,11 +23,12 @@ from . import _history
 from ._files import MEMORY_FILES, READ_FLAGS, Door, decode, memory_cap
 from ._history import Pending
 from ._identity import MemoryLimits, Target, memory_limit
-from ._load import find_identity
+from ._load import find_identity, home_scanner
 from ._memargs import DESCRIPTION, MemoryArgs
 from ._memedit import NOTHING, Op, Plan, usage
-from ._memfile import Block, MemoryDocument, parse_memory
+from ._memfile import Block, MemoryDocument, nfc, parse_memory
 from ._state import STATE_DIR, State, open_state
+from ._trust import read_trust, write_trust
 from ._store import (
     Folder,
     LockIsLink,
@@ -38,6 +39,7 @@ from ._store import (
     locked,
     update,
 )
+from .scanner import DEFAULT, Classifier, Scanner
 
 __all__ = [
     "MEMORY_FILES",
@@ -83,8 +85,9 @@ class MemoryStore:
 
     Each edit takes the file's inter-process lock, re-reads the file from disk,
     applies the change and checks it (match, limit, safety), then replaces the
-    file atomically; on any error nothing is written. `fsync=False` trades crash
-    durability for speed (tests, benchmarks).
+    file atomically; on any error nothing is written. `scanner` checks new text
+    (default: the built-in scanner, nothing switched off; `memory_tool` uses the
+    home's). `fsync=False` trades crash durability for speed (tests, benchmarks).
 
     Raises:
         ArgumentError: (a ValueError) at construction, for an unknown target or a
@@ -96,6 +99,7 @@ class MemoryStore:
     target: Target
     _: KW_ONLY
     limit: int
+    scanner: Scanner = DEFAULT
     fsync: bool = True
     #: The file's path as a string, made once (every write names it several times).
     _file: str = field(init=False, repr=False, compare=False)
@@ -123,13 +127,22 @@ class MemoryStore:
         """Describe how full `doc` is, for a model deciding whether to consolidate."""
         return usage(doc, self.name, self.limit)
 
-    def add(self, text: str) -> str:
+    def add(self, text: str, *, trust: bool = False) -> str:
         """Append `text` as one entry (an exact duplicate writes nothing).
+
+        `trust=True` is for a person overriding a false positive, never for a
+        model: the entry is written whatever the scanner says and marked trusted
+        (`.toolnexus/`), so the soul shows it; the history records the source
+        with ` trusted`. Marking an entry already there writes only the mark.
 
         Raises:
             MemoryEditError: `invalid`, `rejected` (safety), `full`, `io`.
         """
-        return self._run([Op("add", text)], batch=False)
+        if not trust:
+            return self._run([Op("add", text)], batch=False)
+        context = call_context()
+        source = ("python" if context is None else context.source()) + " trusted"
+        return self._run([Op("add", text, trusted=True)], batch=False, source=source, trust=True)
 
     def replace(self, text: str, with_: str) -> str:
         """Swap the part `text` of the one matching entry for `with_` (SPEC §3's rule).
@@ -168,11 +181,16 @@ class MemoryStore:
         batch: bool,
         cancel: threading.Event | None = None,
         source: str = "python",
+        trust: bool = False,
     ) -> str:
-        plan = Plan(ops, name=self.name, limit=self.limit, batch=batch)  # before the lock
+        plan = Plan(  # before the lock
+            ops, name=self.name, limit=self.limit, batch=batch, scanner=self.scanner
+        )
 
         def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
             new, message, made = plan.apply(doc)
+            if trust:
+                message += self._trust(plan.ops[0].text, new or doc)
             pending = tuple(
                 Pending(m.action, m.before, m.after, "merge" if m.merged else "entry") for m in made
             )
@@ -258,6 +276,20 @@ class MemoryStore:
             f"cannot write {self.name}: its lock file .{name}.lock keeps being "
             f"deleted by something else. {NOTHING}",
             kind="io",
+        )
+
+    def _trust(self, entry: str, doc: MemoryDocument) -> str:
+        """Mark `entry` trusted (under the file's lock), dropping marks whose entry is gone."""
+        marks = {e for e in read_trust(self.dir, self.target)[1] if doc.note(e) is not None}
+        marks.add(nfc(entry))
+        state = open_state(self.dir, create=True)  # makes `.toolnexus/`
+        assert state is not None
+        write_trust(self.dir, self.target, marks, fsync=self.fsync)
+        flagged = self.scanner.reasons(entry)
+        why = f" (the scanner says: {'; '.join(flagged)})" if flagged else ""
+        return (
+            f" Marked trusted{why}: a person vouched for it, so the soul shows it as "
+            "written; editing it ends the mark."
         )
 
     def _parse(self, data: bytes | None) -> MemoryDocument:
@@ -363,7 +395,12 @@ def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> MemoryLimit
     return base if limits is None else base.merged(limits)
 
 
-def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> Tool:
+def memory_tool(
+    dir: str | Path,
+    *,
+    limits: Mapping[str, int] | None = None,
+    scanner: Classifier | None = None,
+) -> Tool:
     """Build the `memory` tool: add / replace / remove entries in `dir`'s memory files.
 
     Args:
@@ -372,6 +409,9 @@ def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> 
         limits: characters per file, `{"self": ..., "user": ...}` (either key may
             be left out). Defaults: IDENTITY.md's `memory_limits` when `dir` has
             one, else the package defaults.
+        scanner: a classifier of your own, run on new text after the built-in
+            scanner (`toolnexus.agents.scanner`): what it flags is refused. The
+            categories IDENTITY.md's `scanner: {off: [...]}` names are not checked.
 
     Raises:
         HomeError: when `dir` is not a folder, or its IDENTITY.md is invalid.
@@ -386,7 +426,11 @@ def memory_tool(dir: str | Path, *, limits: Mapping[str, int] | None = None) -> 
             "(it creates MEMORY.md and USER.md in it, never folders)"
         )
     resolved = _resolve_limits(home, limits)
-    stores = {t: MemoryStore(home, t, limit=resolved.for_target(t)) for t in MEMORY_FILES}
+    checker = home_scanner(home, scanner)
+    stores = {
+        t: MemoryStore(home, t, limit=resolved.for_target(t), scanner=checker)
+        for t in MEMORY_FILES
+    }
 
     async def handle(args: MemoryArgs) -> str:
         # The write runs in a worker thread (it waits on a lock and on the disk). If

@@ -21,6 +21,7 @@ from ._load import Loaded, Source, load_home
 from ._memfile import normalize_text
 from ._template import render
 from ._withhold import Skipped
+from .scanner import Classifier, Scanner
 
 __all__ = [
     "MEMORY_WARN_RATIO",
@@ -120,7 +121,9 @@ class Soul(BaseModel):
         return now != tuple((s.path, s.sha256) for s in self.sources)
 
 
-def compose_soul(dir: str | os.PathLike[str], *, strict: bool = True) -> Soul:
+def compose_soul(
+    dir: str | os.PathLike[str], *, strict: bool = True, scanner: Classifier | None = None
+) -> Soul:
     """Compose the soul of the home at `dir` (the same as `Home(dir).compose()`).
 
     Args:
@@ -130,18 +133,20 @@ def compose_soul(dir: str | os.PathLike[str], *, strict: bool = True) -> Soul:
             out of the home, a FIFO, over its cap, not UTF-8) is left out, a broken
             `soul.md.j2` gives way to the default layout; each is a warning on the
             soul. Only a bad IDENTITY.md still raises: there is no persona without it.
+        scanner: a classifier of your own, run on memory after the built-in
+            scanner (`toolnexus.agents.scanner`); what it flags is withheld too.
 
     Raises:
         HomeError: listing every problem found (each names the file, line or key, and rule).
     """
-    loaded = load_home(Path(os.path.abspath(dir)))
+    loaded = load_home(Path(os.path.abspath(dir)), scanner)
     # Tolerant, only IDENTITY.md is essential: the rest is withheld with a warning.
     problems = loaded.problems + loaded.scan.problems if strict else loaded.identity_problems
     if problems:
         raise HomeError.of(problems)
     # A soul is a pure function of its sources' content (and `strict`): while every
     # hash is unchanged, the last one is the answer, and rendering is skipped.
-    key = (loaded.home, strict)
+    key = (loaded.home, strict, loaded.scanner)
     state = (loaded.hashes, loaded.part_problems)
     last = _LAST.get(key)
     if last is not None and last[0] == state:
@@ -154,7 +159,7 @@ def compose_soul(dir: str | os.PathLike[str], *, strict: bool = True) -> Soul:
 
 
 #: The last soul per (home, strict) with the source hashes (and refusals) it was built from.
-_LAST: dict[tuple[Path, bool], tuple[Any, Soul]] = {}
+_LAST: dict[tuple[Path, bool, Scanner], tuple[Any, Soul]] = {}
 _LAST_MAX = 256
 _INSTEAD = " (the default layout is used instead)"
 
