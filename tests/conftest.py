@@ -27,6 +27,24 @@ def copy_home(tmp_path: Path):  # type: ignore[no-untyped-def]
     return copy
 
 
+#: Lines the suite prints at its end, whatever the output capture (the scanner's figures).
+REPORT = pytest.StashKey[list[str]]()
+
+
+@pytest.fixture
+def report(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """Call it with a line to print in the run's summary (figures a reader should see)."""
+    return request.config.stash.setdefault(REPORT, []).append
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    lines = config.stash.get(REPORT, [])
+    if lines:
+        terminalreporter.section("figures")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Leave nothing in the system's temp folder: pytest removes each run's folders
     (`tmp_path_retention_policy = "none"`), and this removes the user's folder that held them."""
