@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from itertools import takewhile
 
 from ._decode import decoded
 from ._rules import CATEGORIES, CLAUSE_START, RULES, Finding, Rule, compiled
@@ -39,6 +40,8 @@ __all__ = ["ALL_RULES", "CATEGORIES", "RULES", "Finding", "Rule", "scan", "scan_
 ALL_RULES: tuple[Rule, ...] = (*RULES[:1], *INTL_RULES, *RULES[1:])
 
 _MAX_DEPTH = 2
+#: The forms neighbours read together are read in.
+_MAIN_FORMS = ("skeleton", "written", "plain")
 
 # -- a rule that reads a phrase glued from spaced-out letters ----------------------------
 
@@ -195,18 +198,28 @@ def scan(
 ) -> tuple[Finding, ...]:
     """Return why `text` may not enter a system prompt (empty: it may), one finding per rule.
 
-    `off` names categories to leave out (IDENTITY.md `scanner: {off: [...]}`);
-    `every` returns every match of every rule, not just the first (for reading
-    neighbours together and mapping each match back to its entry).
+    `off` names categories to leave out (IDENTITY.md `scanner: {off: [...]}`).
+    `every` is for neighbours read together (joined): every match of the rules,
+    not just the first, so each maps back to the entries it spans, and only on
+    the main forms: characters, hidden and encoded text and the other forms
+    were read entry by entry.
     """
     off = frozenset(off)
+    lowered: dict[str, str] = {}
+    if every:
+        # The main forms come first, and the others are only built when asked for.
+        main = takewhile(lambda f: f.name in _MAIN_FORMS, forms(text))
+        views = {form.name: form for form in main}
+        found: list[Finding] = []
+        for rule in ALL_RULES:
+            found.extend(_rule_findings(rule, views, lowered, every))
+        return tuple(f for f in _unique(found, every) if f.category not in off)
     found = _char_findings(text)
     for hidden in hidden_tag_text(text):
         for inner in scan(hidden.text, every=every, _depth=_depth + 1):
             if inner.category not in ("invisible-character", "control-character"):
                 found.append(_moved(inner, hidden.span, "tag characters"))
     views = {form.name: form for form in forms(text)}
-    lowered: dict[str, str] = {}
     for rule in (*ALL_RULES, _GLUED):
         found.extend(_rule_findings(rule, views, lowered, every))
     if _depth < _MAX_DEPTH:
