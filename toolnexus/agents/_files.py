@@ -35,6 +35,7 @@ __all__ = [
     "MEMORY_ORDER",
     "READ_FLAGS",
     "SKILLS_DIR",
+    "STATE_DIR",
     "SKILL_FILE",
     "TEMPLATE_FILE",
     "Door",
@@ -57,6 +58,8 @@ MEMORY_FILES: dict[Target, str] = {"self": "MEMORY.md", "user": "USER.md"}
 SKILLS_DIR = "skills"
 SKILL_FILE = "SKILL.md"
 TEMPLATE_FILE = "soul.md.j2"
+#: The home's own state (history, conversations, trust marks): see `_state`.
+STATE_DIR = ".toolnexus"
 
 #: The memory targets in the order the soul shows them (most stable first).
 MEMORY_ORDER: tuple[Target, ...] = ("user", "self")

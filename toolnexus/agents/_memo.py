@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import stat
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -69,6 +70,7 @@ class _LRU:
 
 _PARSED = _LRU(_PARSED_BUDGET)
 _VERDICTS = _LRU(_VERDICTS_BUDGET)
+_VERDICTS_LOCK = threading.Lock()
 #: Files as last read, by path: a few hundred bytes each, forgotten all at once when full.
 _SEEN: dict[str, _Seen] = {}
 _SEEN_MAX = 4096
@@ -191,9 +193,14 @@ def parsed(
 
 
 def remembered(key: Any, size: int, compute: Callable[[], T]) -> T:
-    """`compute()`, memoised under `key` (a scanner's verdict on a text of `size` characters)."""
-    value: T | None = _VERDICTS.get(key)
+    """`compute()`, memoised under `key` (a scanner's verdict on a text of `size` characters).
+
+    Safe from several threads (memory writes run in worker threads): the memo is
+    locked, `compute` runs outside the lock."""
+    with _VERDICTS_LOCK:
+        value: T | None = _VERDICTS.get(key)
     if value is None:
         value = compute()
-        _VERDICTS.put(key, value, _ENTRY_OVERHEAD + size)
+        with _VERDICTS_LOCK:
+            _VERDICTS.put(key, value, _ENTRY_OVERHEAD + size)
     return value

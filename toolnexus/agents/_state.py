@@ -30,6 +30,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ..errors import HistoryError
+from ._files import STATE_DIR
 from ._migrations import MIGRATIONS
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "state_errors",
 ]
 
-STATE_DIR = ".toolnexus"
 DB_NAME = "state.db"
 _GITIGNORE = "# toolnexus state: history and conversations, never committed\n*\n"
 #: How long a writer waits for another process's transaction (seconds).

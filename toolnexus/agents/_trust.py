@@ -19,11 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import HomeError, HomeFileError
-from ._files import MEMORY_FILES, Door
+from ._files import MEMORY_FILES, STATE_DIR, Door
 from ._identity import Target
 from ._memfile import nfc
 from ._memo import memo
-from ._state import STATE_DIR
 
 __all__ = ["TRUST_CAP", "read_trust", "trust_path", "write_trust"]
 
