@@ -12,15 +12,18 @@ characters that render as nothing. Each form below undoes some of that:
   mathematical letters become ASCII; case kept: credentials are read here).
 * `skeleton`: `visible` folded for phrase rules: NFKD with the marks dropped
   ("précédentes" reads "precedentes"), look-alikes mapped to Latin (Cyrillic,
-  Greek, small capitals), lowercased; `-`/`_` between letters read as a space;
+  Greek, small capitals), lowercased; `-`/`_` between letters read as a space,
+  except inside a web or e-mail address ("mail-drop.example" stays one host);
   four or more single letters with one separator between them glued
-  ("i g n o r e" reads "ignore"); every whitespace run one space, or one line
-  break if it holds one.
+  ("i g n o r e" reads "ignore"), and then shorter runs too ("c u r l  | s h"
+  reads "curl | sh"); every whitespace run one space, or one line break if it
+  holds one.
 * `plain`: `written` lowercased with whitespace collapsed, for scripts the
   look-alike map would garble (Cyrillic, Greek, CJK, Arabic...).
 * `leet`, `uncommented` and `nospace`: the skeleton with digits read as
-  letters inside words ("1gn0r3"), with HTML comments cut out
-  ("ig<!-- -->nore"), and with everything but letters removed (for letters
+  letters inside words ("1gn0r3"), with comments and markup that cut words cut
+  out ("ig<!-- -->nore", "sys<span></span>tem", "**ig**no**re**", "cu''rl"),
+  and with everything but letters removed (for letters
   spaced out evenly, "i g n o r e a l l"); each built only for a text that
   needs it.
 
@@ -80,7 +83,7 @@ _OTHER_FORMAT = re.compile("[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110
 _LOOKALIKES = str.maketrans(
     "абсдеһіјӏорԛѕԝхуьАВСЕНІЈКМОРЅТХУԁɡıαβεηικνοτυχρςΑΒΕΗΙΚΜΝΟΡΤΥΧΖ"
     "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢłđøħŧƀɨʉ",
-    "abcdehijlopqswxybABCEHIJKMOPSTXYdgiabeniknotuxpsABEHIKMNOPTYXZ"
+    "abcdehijlopqswxybABCEHIJKMOPSTXYdgiabenikvotuxpsABEHIKMNOPTYXZ"
     "abcdefghijklmnopqrstuvwyzldohtbiu",
 )
 
@@ -157,10 +160,6 @@ def _drop(_: re.Match[str]) -> str:
     return ""
 
 
-def _space(_: re.Match[str]) -> str:
-    return " "
-
-
 def _one_space(match: re.Match[str]) -> str:
     return "\n" if "\n" in match.group() else " "
 
@@ -169,11 +168,27 @@ def _glue(match: re.Match[str]) -> str:
     return match.group()[::2]
 
 
-_WORD_JOINER = re.compile(r"(?<=[^\W_])[-_](?=[^\W_])")
+# `-`/`_` between letters, except inside a web or e-mail address (a host name stays one
+# token: "mail-drop.example" must still read as an address).
+_WORD_JOINER = re.compile(
+    r"\b(?:https?|s?ftp|s3|gs|wss?)://\S+|[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}"
+    r"|(?<=[^\W_])[-_](?=[^\W_])"
+)
 _WHITESPACE = re.compile(r"\s+")
 # Four or more single letters, one separator between each ("i g n o r e", "i.g.n.o.r.e").
 _SPACED = re.compile(r"(?<![^\W\d_])[^\W\d_](?:[ .·•*_/|~+:,-][^\W\d_]){3,}(?![^\W\d_])")
-_COMMENT = re.compile(r"<!--.*?(?:-->|$)|\[//\]: ?# ?[(\"'][^\n]*", re.DOTALL)
+# In a text spelled out that way, shorter words too ("s h" after "c u r l").
+_SPACED_SHORT = re.compile(r"(?<![^\W\d_])[^\W\d_](?:[ .·•*_/|~+:,-][^\W\d_])+(?![^\W\d_])")
+# Comments, and markup that can cut a word: tags, emphasis, code marks, empty quotes
+# ("ig<!-- -->nore", "sys<span></span>tem", "**ig**no**re**", "cu''rl").
+_COMMENT = re.compile(
+    r"<!--.*?(?:-->|$)|\[//\]: ?# ?[(\"'][^\n]*"
+    r"|</?[a-z][a-z0-9]{0,15}(?:\s[^<>\n]{0,200})?/?>|(?<=[^\W_])(?:''|\"\")(?=[^\W_])|[*`]{1,3}",
+    re.DOTALL,
+)
+_CUT_WORD = re.compile(
+    r"[^\W_](?:[*`]{1,3}|''|\"\"|</?[a-z][a-z0-9]{0,15}(?:\s[^<>\n]{0,200})?/?>)+[^\W_]"
+)
 _NOT_LETTERS = re.compile(r"[\W_]+")
 _LEET_TOKEN = re.compile(r"[a-z][0-9@$]|[0-9@$][a-z]")
 _LEET = str.maketrans("0134578@$|!", "oieastbasii")
@@ -199,17 +214,23 @@ def _written(text: str, offsets: Offsets | None) -> tuple[str, Offsets | None]:
     return _translate(_WRITTEN_TABLE, text, offsets)
 
 
+def _joiner(match: re.Match[str]) -> str:
+    found = match.group()
+    return found if len(found) > 1 else " "
+
+
 def _joined(text: str, offsets: Offsets | None) -> tuple[str, Offsets | None]:
-    return _sub(_WORD_JOINER, _space, text, offsets)
+    return _sub(_WORD_JOINER, _joiner, text, offsets)
 
 
 def _glued(text: str, offsets: Offsets | None) -> tuple[str, Offsets | None]:
+    spaced = _SPACED_SHORT if _SPACED.search(text) else _SPACED
     if offsets is None:
-        return _SPACED.sub(_glue, text), None
+        return spaced.sub(_glue, text), None
     parts: list[str] = []
     mapped: Offsets = []
     last = 0
-    for m in _SPACED.finditer(text):
+    for m in spaced.finditer(text):
         parts.append(text[last : m.start()])
         mapped.extend(offsets[last : m.start()])
         parts.append(m.group()[::2])
@@ -255,6 +276,16 @@ def _lowered(text: str, offsets: Offsets | None) -> tuple[str, Offsets | None]:
 _SKELETON_STEPS: tuple[_Step, ...] = (_visible, _folded, _joined, _glued, _collapsed)
 _WRITTEN_STEPS: tuple[_Step, ...] = (_visible, _written)
 _PLAIN_STEPS: tuple[_Step, ...] = (_visible, _written, _lowered, _collapsed)
+_UNCOMMENTED_STEPS: tuple[_Step, ...] = (
+    _visible,
+    _folded,
+    _uncommented,
+    _joined,
+    _glued,
+    _collapsed,
+)
+_LEET_STEPS: tuple[_Step, ...] = (*_SKELETON_STEPS, _leet)
+_NOSPACE_STEPS: tuple[_Step, ...] = (*_SKELETON_STEPS, _squeezed)
 
 
 def _run(steps: tuple[_Step, ...], text: str, track: bool) -> tuple[str, Offsets | None]:
@@ -278,7 +309,8 @@ class Form:
         """The span of the text as written that the form's `[start, end)` came from."""
         if not self._offsets:
             built, offsets = _run(self.steps, self.source, track=True)
-            assert offsets is not None and built == self.text, (self.name, built, self.text)
+            assert offsets is not None, self.name
+            assert built == self.text, (self.name, built, self.text)
             self._offsets.append(offsets)
         offsets = self._offsets[0]
         first = offsets[start]
@@ -305,15 +337,13 @@ def forms(text: str) -> Iterator[Form]:
     yield Form("written", written, text, _WRITTEN_STEPS)
     if not text.isascii():
         yield Form("plain", _run(_PLAIN_STEPS, text, track=False)[0], text, _PLAIN_STEPS)
-    if "<!--" in skel or "[//]:" in skel:
-        steps = (_visible, _folded, _uncommented, _joined, _glued, _collapsed)
-        yield Form("uncommented", _run(steps, text, track=False)[0], text, steps)
+    if "<!--" in skel or "[//]:" in skel or _CUT_WORD.search(skel):
+        uncommented = _run(_UNCOMMENTED_STEPS, text, track=False)[0]
+        yield Form("uncommented", uncommented, text, _UNCOMMENTED_STEPS)
     if _LEET_TOKEN.search(skel):
-        steps = (*_SKELETON_STEPS, _leet)
-        yield Form("leet", _leet(skel, None)[0], text, steps)
+        yield Form("leet", _leet(skel, None)[0], text, _LEET_STEPS)
     if _SPACED.search(_folded(_visible(text, None)[0], None)[0]):
-        steps = (*_SKELETON_STEPS, _squeezed)
-        yield Form("nospace", _squeezed(skel, None)[0], text, steps)
+        yield Form("nospace", _squeezed(skel, None)[0], text, _NOSPACE_STEPS)
 
 
 # -- text hidden in tag characters --------------------------------------------------------
