@@ -298,7 +298,6 @@ def test_every_rule_with_needs_is_skipped_for_an_ordinary_note() -> None:
     tried = [
         rule.id
         for rule in _safety.ALL_RULES
-        if not rule.needs
-        or any(word in _safety.skeleton(item) for word in rule.needs)
+        if not rule.needs or any(word in _safety.skeleton(item) for word in rule.needs)
     ]
     assert len(tried) <= len(_safety.ALL_RULES) // 3, tried

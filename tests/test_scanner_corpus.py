@@ -43,8 +43,10 @@ def new_home(root: Path, name: str) -> Path:
 
 def test_the_corpora_are_big_and_cover_every_category() -> None:
     kinds = Counter(a["kind"] for a in ATTACKS)
-    assert len(ATTACKS) >= 150 and len(BENIGN) >= 200
-    assert set(kinds) == set(KINDS) and min(kinds.values()) >= 20
+    assert len(ATTACKS) >= 150
+    assert len(BENIGN) >= 200
+    assert set(kinds) == set(KINDS)
+    assert min(kinds.values()) >= 20
     assert all(len(a["entries"]) == (2 if a["kind"] == "split" else 1) for a in ATTACKS)
     assert len({b["text"] for b in BENIGN}) == len(BENIGN)
 
@@ -57,9 +59,11 @@ def blocked_at_write(home: Path, attack: dict[str, Any]) -> bool:
         for entry in attack["entries"]:
             store.add(entry)
     except MemoryEditError as exc:
-        assert exc.kind == "rejected", exc.message
-        return True
-    return False
+        kind = exc.kind
+    else:
+        return False
+    assert kind == "rejected"
+    return True
 
 
 def withheld_at_compose(home: Path, attack: dict[str, Any]) -> bool:
@@ -69,12 +73,14 @@ def withheld_at_compose(home: Path, attack: dict[str, Any]) -> bool:
     (home / FILES[attack["target"]]).write_text(text, encoding="utf-8")
     soul = compose_soul(home)
     shown = soul.memory_entries + soul.user_entries
-    assert "User prefers short answers." in shown and "Likes green tea." in shown
+    assert "User prefers short answers." in shown
+    assert "Likes green tea." in shown
     return any(e not in shown for e in attack["entries"])
 
 
 @pytest.mark.parametrize(
-    "path", [pytest.param(blocked_at_write, id="write"), pytest.param(withheld_at_compose, id="compose")]
+    "path",
+    [pytest.param(blocked_at_write, id="write"), pytest.param(withheld_at_compose, id="compose")],
 )
 def test_at_least_95_percent_of_attacks_are_stopped(
     tmp_path: Path,
@@ -98,7 +104,9 @@ def test_at_least_95_percent_of_attacks_are_stopped(
     assert total >= 0.95 * len(ATTACKS), f"missed: {missed}"
 
 
-def test_no_ordinary_note_is_blocked_at_write(tmp_path: Path, report: Callable[[str], None]) -> None:
+def test_no_ordinary_note_is_blocked_at_write(
+    tmp_path: Path, report: Callable[[str], None]
+) -> None:
     # All of them in one home, in order: each is also read with the note before it.
     home = new_home(tmp_path, "b")
     refused: list[tuple[str, str]] = []

@@ -437,9 +437,7 @@ def _skill_cost(value: tuple[SkillInfo, tuple[str, ...]]) -> int:
 
 
 _EMPTY_DOC = parse_memory("")
-_EMPTY_MEMORY = MemoryFile(
-    doc=_EMPTY_DOC, view=View(text="", entries=(), withheld=(), skipped=())
-)
+_EMPTY_MEMORY = MemoryFile(doc=_EMPTY_DOC, view=View(text="", entries=(), withheld=(), skipped=()))
 
 _LISTING = f"{SKILLS_DIR}/"
 

@@ -24,8 +24,10 @@ lacks, and payloads are bounded in depth.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
 from itertools import takewhile
 
 from ._decode import decoded
@@ -124,7 +126,9 @@ def _char_findings(text: str) -> list[Finding]:
     if text.isascii():
         return found
     allowed = {i for a, b in flags(text) for i in range(a + 1, b)}
-    allowed.update(m.start() for m in _CONTEXTUAL.finditer(text) if _allowed_in_context(text, m.start()))
+    allowed.update(
+        m.start() for m in _CONTEXTUAL.finditer(text) if _allowed_in_context(text, m.start())
+    )
     for i, ch in enumerate(text):
         if ord(ch) >= 0xAD and i not in allowed and _invisible(ch):
             found.append(
@@ -141,7 +145,11 @@ def _char_findings(text: str) -> list[Finding]:
 
 # -- rules -------------------------------------------------------------------------------
 
-_VIA = {"leet": "digits read as letters", "uncommented": "comments removed"}
+_VIA = {
+    "leet": "digits read as letters",
+    "uncommented": "comments and markup removed",
+    "nospace": "letters spaced apart",
+}
 
 
 def _excerpt(rule: Rule, found: str) -> tuple[str, int]:
@@ -163,7 +171,15 @@ def _as_written(text: str) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-def _rule_findings(rule: Rule, views: dict[str, Form], lowered: dict[str, str], every: bool) -> list[Finding]:
+@cache
+def _needs_pattern(needs: tuple[str, ...]) -> re.Pattern[str]:
+    """One search for any of a rule's needed words (one C call, not one per word)."""
+    return compiled("|".join(map(re.escape, sorted(needs, key=len, reverse=True))))
+
+
+def _rule_findings(
+    rule: Rule, views: dict[str, Form], lowered: dict[str, str], every: bool
+) -> list[Finding]:
     found: list[Finding] = []
     seen: set[tuple[int, int]] = set()
     for name in rule.reads:
@@ -174,9 +190,14 @@ def _rule_findings(rule: Rule, views: dict[str, Form], lowered: dict[str, str], 
             low = lowered.get(name)
             if low is None:
                 low = lowered[name] = form.text.lower()
-            if not any(word in low for word in rule.needs):
+            if _needs_pattern(rule.needs).search(low) is None:
                 continue
-        for m in rule.pattern.finditer(form.text) if every else filter(None, [rule.pattern.search(form.text)]):
+        if every:
+            matches = list(rule.pattern.finditer(form.text))
+        else:
+            first = rule.pattern.search(form.text)
+            matches = [first] if first is not None else []
+        for m in matches:
             excerpt, cut = _excerpt(rule, m.group())
             span = form.span(m.start() + cut, m.end())
             if span in seen:

@@ -190,7 +190,9 @@ _CUT_WORD = re.compile(
     r"[^\W_](?:[*`]{1,3}|''|\"\"|</?[a-z][a-z0-9]{0,15}(?:\s[^<>\n]{0,200})?/?>)+[^\W_]"
 )
 _NOT_LETTERS = re.compile(r"[\W_]+")
-_LEET_TOKEN = re.compile(r"[a-z][0-9@$]|[0-9@$][a-z]")
+# A word that reads as leetspeak: a look-alike digit between two letters ("pr0mpt",
+# "1gn0re"), not a version or a size ("v3", "ipv4", "sha256", "x86_64").
+_LEET_TOKEN = re.compile(r"[a-z][0134578@$][a-z]")
 _LEET = str.maketrans("0134578@$|!", "oieastbasii")
 _LEET_WORD = re.compile(r"[\w@$|!]*[0-9@$|!][\w@$|!]*")
 

@@ -49,7 +49,9 @@ def _parse(text: str, path: Path) -> frozenset[str]:
 def read_trust(home: Path, target: Target) -> tuple[str | None, frozenset[str]]:
     """The trust file's SHA-256 (None: absent) and the entry texts (NFC) it trusts."""
     try:
-        found = memo(Door(home), "trust", os.fspath(trust_path(home, target)), _parse, cap=TRUST_CAP)
+        found = memo(
+            Door(home), "trust", os.fspath(trust_path(home, target)), _parse, cap=TRUST_CAP
+        )
     except HomeFileError:
         return "unreadable", frozenset()
     if found is None:

@@ -232,7 +232,9 @@ def _prose(block: Block, scan: Reader) -> list[_Piece]:
         rest = scan.reasons("".join(line for k, line in enumerate(lines) if k not in out))
         if rest:  # a heading that is safe alone always stays (SPEC §3)
             heads = [bool(_HEADING.match(lines[a])) for a, _ in units]
-            reasons = [why or (() if head else rest) for why, head in zip(reasons, heads, strict=True)]
+            reasons = [
+                why or (() if head else rest) for why, head in zip(reasons, heads, strict=True)
+            ]
     # 4. The units and the blank lines between them, in file order.
     starts = {a: (b, why) for (a, b), why in zip(units, reasons, strict=True)}
     pieces: list[_Piece] = []

@@ -30,9 +30,9 @@ from .home import Home
 from .memory import memory_tool
 from .models import Message, Model
 from .recall import recall_tool
+from .scanner import Classifier
 from .session import DEFAULT_MAX_TOOL_ROUNDS, Session, check_model, check_rounds, check_tools
 from .skills import serve_skills
-from .scanner import Classifier
 from .soul import compose_soul
 
 __all__ = [

@@ -23,10 +23,10 @@ from typing import Any, Literal, TypeVar, cast
 from ..errors import ArgumentError, ConversationError, HistoryError
 from . import _search, _transcripts
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
-from .scanner import DEFAULT
 from ._state import State, open_state, state_errors
 from .models._base import Message, Usage
 from .models._chat import chat_problem, from_chat
+from .scanner import DEFAULT
 
 __all__ = [
     "DEFAULT_RECALL_LIMIT",
@@ -415,7 +415,9 @@ def _hit(found: _search.Found) -> Hit:
     """A search hit as shown: the snippet, unless the scanner withholds it."""
     reasons = list(DEFAULT.reasons(found.snippet))
     # A snippet may cut a credential in half; the whole text says whether one is there.
-    reasons.extend(r for r in DEFAULT.reasons(found.text) if r.startswith("secret") and r not in reasons)
+    reasons.extend(
+        r for r in DEFAULT.reasons(found.text) if r.startswith("secret") and r not in reasons
+    )
     withheld = "; ".join(reason.split(" (", 1)[0] for reason in reasons) or None
     return Hit(
         kind="memory" if found.kind == "memory" else "conversation",

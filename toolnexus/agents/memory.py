@@ -28,7 +28,6 @@ from ._memargs import DESCRIPTION, MemoryArgs
 from ._memedit import NOTHING, Op, Plan, usage
 from ._memfile import Block, MemoryDocument, nfc, parse_memory
 from ._state import STATE_DIR, State, open_state
-from ._trust import read_trust, write_trust
 from ._store import (
     Folder,
     LockIsLink,
@@ -39,6 +38,7 @@ from ._store import (
     locked,
     update,
 )
+from ._trust import read_trust, write_trust
 from .scanner import DEFAULT, Classifier, Scanner
 
 __all__ = [
@@ -428,8 +428,7 @@ def memory_tool(
     resolved = _resolve_limits(home, limits)
     checker = home_scanner(home, scanner)
     stores = {
-        t: MemoryStore(home, t, limit=resolved.for_target(t), scanner=checker)
-        for t in MEMORY_FILES
+        t: MemoryStore(home, t, limit=resolved.for_target(t), scanner=checker) for t in MEMORY_FILES
     }
 
     async def handle(args: MemoryArgs) -> str:
