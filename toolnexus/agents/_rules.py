@@ -8,7 +8,9 @@ case kept, `_rules_secret`), rules for non-Latin scripts read `plain`
 words: "user prefers to ignore lint warnings on generated code", "post incident
 summaries to https://status.example.com" and "curl -s https://api.example.com/health
 | jq" all pass, and so does reported speech ("the attacker told the bot to
-ignore its previous instructions"): a description, not an order.
+ignore its previous instructions"), a phrase quoted as an example ("pages that hide
+'ignore previous instructions' in white text") and the user's own earlier word ("my
+earlier instructions about yarn are outdated"): a description, not an order.
 
 Every pattern stays linear: in the skeleton each whitespace run is one
 character, so words are separated by a single `\\s`; every other repetition is
@@ -19,6 +21,8 @@ last.
 """
 
 from __future__ import annotations
+
+import re
 
 from ._rules_base import (
     CATEGORIES,
@@ -46,10 +50,12 @@ _DROP_VERB = (
 #: Words that point a noun at the model's own prompt: "you were given", "at the start of
 #: the conversation", "before this note", "preceding this file".
 _GIVEN = (
-    r"(?:(?:you\s(?:were|have\sbeen|'ve\sbeen|got|received|came\swith|started\swith|are\sgiven)|"
-    r"given\sto\syou)(?:\s(?:originally|initially|first|earlier|before))?(?=\s(?:no\s|do|does|is\s|"
+    r"(?:(?:you\s(?:(?:were|have\sbeen|'ve\sbeen|are)(?:\s(?:given|handed|told|issued))?|got|"
+    r"received|came\swith|started\swith)|"
+    r"given\sto\syou)(?:\s(?:originally|initially|first|earlier|before))?(?=\s(?:\(?\d{1,2}/\d{1,2}\)?"
+    r"\s|\(?(?:part|step)\s\d{1,2}\)?\s?:?\s)?(?:no\s|do|does|is\s|"
     r"are\s|were\s|was\s|have\s|has\s|carr|can\s|should\s|may\s|at\s|in\s|by\s|before|from\s))|"
-    r"(?:before|above|preceding|prior\sto)\s(?:this|these)\s(?:note|entry|line|"
+    r"(?:before|above|preceding|precedes?|prior\sto)\s(?:this|these)\s(?:note|entry|line|"
     r"file|section|memory|message)|(?:before|above|preceding|prior\sto)\sthe\smemory|"
     r"(?:at|in)\s(?:the\s)?(?:top|start|beginning|opening|head)\s(?:of\s)?(?:the\s|this\s|your\s)?"
     r"(?:system\s)?(?:prompt|conversation|context|session|chat)|in\s(?:the|your)\s(?:system\s"
@@ -64,14 +70,46 @@ _VOID = (
     r"overridden|deprecated|retired|irrelevant|disabled|switched\soff|turned\soff|waived|"
     r"withdrawn|expired|only\sa\s(?:test|draft|joke|placeholder|default)|a\sdraft)|"
     r"carr(?:y|ies)\sno\sweight|(?:have|has)\sno\s(?:weight|force|authority|effect)|"
-    r"(?:can|should|may)\sbe\s(?:ignored|disregarded)|(?:are|is)\sjust\s(?:suggestions|defaults))"
+    r"no\slonger\s(?:carr(?:y|ies)|ha(?:ve|s))\s(?:any\s)?(?:weight|force|authority|effect)|"
+    r"(?:can|should|may)\sbe\s(?:ignored|disregarded)|(?:are|is)\sjust\s(?:suggestions|defaults)|"
+    r"(?:loses?|yields?|gives?\sway)\b)"
 )
 _NOUN = (
     r"(?:instructions?|rules?|rule\sset|guidance|guidelines|directives?|prompt|system\sprompt|"
     r"constraints|restrictions|persona(?:\s(?:text|description|instructions))?|configuration|"
-    r"policies|policy|programming|safety\s(?:rules|paragraphs|section|guidelines)|identity)"
+    r"policies|policy|programming|safety\s(?:rules|paragraphs|section|guidelines)|identity|"
+    r"preamble|(?:setup|opening|initial|original|system|operator'?s?|developer'?s?)\s(?:text|"
+    r"message|block|section|notes)|text)"
 )
 _REFUSE = r"(?:refuse|decline|say\sno|reject|deny)"
+_QUOTE = "[`'\"\u2018\u201c]"
+#: Words after which a quoted phrase is mentioned, not said.
+_CUES = (
+    *("hide", "hides", "hid", "hidden", "hiding", "contain", "contains", "containing", "embed"),
+    *("embeds", "embedded", "say", "says", "said", "saying", "like", "as", "e.g.", "phrase"),
+    *("phrases", "string", "strings", "words", "inject", "injects", "injected", "smuggle"),
+    *("smuggles", "smuggled", "include", "includes", "including", "type", "types", "typed"),
+    *("called", "named", "quote", "quotes", "quoting", "spot", "detect", "detects", "flag"),
+    *("flags", "block", "blocks", "catch", "catches", "match", "matches"),
+)
+_MENTIONED = "(?:" + "|".join(rf"(?<=\b{re.escape(w)}\s)" for w in _CUES) + ")"
+_NOT_MENTIONED = "".join(rf"(?<!\b{re.escape(w)}\s)" for w in _CUES)
+
+
+def _unless_mentioned(group: str) -> str:
+    """Where a phrase may start: not right after a quote mark or "e.g." (a quote mark after a
+    word that mentions it is kept in `group`, for `_closed`)."""
+    return (
+        rf"(?:\b(?<!{_QUOTE})(?<!e\.g\.\s)(?<!i\.e\.\s)(?<!such\sas\s)|(?={_QUOTE}){_MENTIONED}"
+        rf"(?P<{group}>{_QUOTE})|(?={_QUOTE}){_NOT_MENTIONED}{_QUOTE})"
+    )
+
+
+def _closed(group: str) -> str:
+    """After a phrase: when `_unless_mentioned` kept its quote mark, the quote not closed
+    within a few words (a phrase quoted whole is mentioned, not said)."""
+    return rf"(?({group})(?![\w\s]{{0,30}}[`'\"\u2019\u201d]))"
+
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -79,21 +117,30 @@ RULES: tuple[Rule, ...] = (
         category="instruction-override",
         why="tells the model to drop its instructions",
         needs=(
-            *("instruction", "prompt", "rules", "directive", "guideline", "guardrail"),
+            *("instruction", "prompt", "rule", "directive", "guideline", "guardrail", "safeguard"),
             *("context", "ignore", "disregard", "forget", "programming", "polic", "restrict"),
             *("constraint", "obsolete", "supersede", "preceden", "task", "job", "goal"),
             *("mission", "purpose", "objective", "no longer", "no\nlonger", "treat"),
             *("persona", "identity", "safety", "guidance", *spaced("now on")),
         ),
         source=(
-            _DROP_VERB + r"\s(?:(?!(?:its|their|his|her)\s)\w+\s){0,3}?"
+            _unless_mentioned("q") + _DROP_VERB + r"\s(?:(?!(?:its|their|his|her)\s)\w+\s){0,3}?"
             r"(?:" + EARLIER + r"\s(?:\w+\s){0,2}?|all\s(?:of\s)?(?:the\s|your\s|these\s|those\s)?"
             r"(?:(?:"
             + EARLIER
             + r"|other|safety|such)\s)?|any\s(?:(?:"
             + EARLIER
             + r"|other|safety)\s)?|"
-            r"every\s|your\s(?:\w+\s)?|the\ssystem\s)" + INSTRUCTIONS + r"\b"
+            r"every\s|your\s(?:\w+\s)?|the\ssystem\s)"
+            + INSTRUCTIONS
+            + r"\b"
+            + _closed("q")
+            + r"|"
+            + _DROP_VERB
+            + r"\s(?:\w+\s){0,2}?every\s(?:single\s|other\s)?(?:rule|instruction|guideline|"
+            r"directive|restriction|constraint|policy|safeguard)\s(?:that\s|which\s)?(?:you\s|your\s|"
+            r"the\s(?:system|developers?|operators?|vendor|creators?)\b|(?:developers?|operators?)\s"
+            r"(?:wrote|set|gave))"
             r"|"
             + _DROP_VERB
             + r"\s(?:the\s)?(?:persona\s(?:text|description|instructions|section)|"
@@ -101,19 +148,25 @@ RULES: tuple[Rule, ...] = (
             r"instructions|guidelines|guidance|directives)\s(?:in|from|at)\s(?:the\s)?(?:opening|"
             r"first|top|initial|system|preceding|earlier)\s(?:section|part|paragraph|prompt|message|"
             r"block))\b"
-            r"|\b(?:ignore|disregard|forget|discard)\s(?:everything|all|the|anything|whatever|what)\s"
-            r"(?:\w+\s)?(?:above|before|previously|preceding|foregoing|prior|earlier|"
+            + r"|"
+            + _unless_mentioned("q2")
+            + r"\b(?:ignore|disregard|forget|discard)\s(?:everything|all|the|anything|whatever|"
+            r"what)\s(?:\w+\s)?(?:above|before|previously|preceding|foregoing|prior|earlier|"
             r"you\s(?:were|have\sbeen|'?ve\sbeen)\s(?:told|given|taught))\b(?=\s?[.,;:!)\n]|$|"
             r"\s(?:and|then|or|but|this|here|now|text|messages?|content|lines?|instructions|rules|"
             r"prompts?|context|part|section|about\syour)\b)"
-            r"|\b(?:new|updated|real|actual|revised|true|override|replacement)\s(?:system\s)?"
+            + _closed("q2")
+            + r"|\b(?:new|updated|real|actual|revised|true|override|replacement)\s(?:system\s)?"
             r"(?:instructions?|directives?|system\sprompt|orders|rules)\s?:"
             # earlier guidance declared void
-            r"|\b(?:your|the\s(?:assistant|ai|model|agent)'?s?|(?:the\s)?(?:previous|prior|earlier|"
+            # (not the user's own: "my earlier instructions about yarn are outdated")
+            r"|\b(?<!\bmy\s)(?<!\bour\s)(?<!user's\s)(?<!\bher\s)(?<!\bhis\s)(?<!\btheir\s)"
+            r"(?:your|the\s(?:assistant|ai|model|agent)'?s?|(?:the\s)?(?:previous|prior|earlier|"
             r"original|initial|system|above|preceding)|everything|all|any|whatever)\s"
-            r"(?:\w+\s){0,2}?(?:guidance|" + INSTRUCTIONS + r"|you\s(?:were|have\sbeen)\s"
-            r"(?:given|told))(?:\s(?:you\s(?:were|have\sbeen|got)\s(?:given|told)|given\sto\syou|"
-            r"above|before\sthis(?:\sline|\snote)?))?\s(?:\w+\s){0,5}?"
+            r"(?:(?!(?:my|our|her|his|their)\s)\w+\s){0,2}?(?:guidance|"
+            + INSTRUCTIONS
+            + r"|you\s(?:were|have\sbeen)\s(?:given|told))(?:\s(?:you\s(?:were|have\sbeen|got)\s"
+            r"(?:given|told)|given\sto\syou|above|before\sthis(?:\sline|\snote)?))?\s(?:\w+\s){0,5}?"
             r"(?:(?:no\slonger|do\snot|don'?t|does\snot|doesn'?t)\s(?:appl(?:y|ies)|valid|hold|"
             r"holds|matter|matters|binding|in\seffect|relevant|count|counts|bind)|"
             r"(?:is|are)\s(?:now\s)?(?:void|obsolete|outdated|superseded|cancel+ed|revoked|rescinded|"
@@ -123,7 +176,8 @@ RULES: tuple[Rule, ...] = (
             r"preceding|earlier\sthan)\s(?:\w+\s){0,3}?as\s(?:obsolete|void|invalid|irrelevant|"
             r"outdated|cancel+ed|null|superseded|a\sdraft|fiction|a\sjoke|noise|comments?)\b"
             r"|\byour\s(?:real|true|actual|new|only|primary|sole|hidden|secret)\s(?:task|job|goal|"
-            r"purpose|mission|objective|instructions?|directive|priority|orders)\s"
+            r"purpose|mission|objective|instructions?|directive|priority|orders|identity|persona|self|"
+            r"nature|loyalty|allegiance)\s"
             r"(?:is|are|:|from\snow|now|here)\b"
             r"|\b(?:do\snot|don'?t|never|stop|no\slonger|cease\sto)\s(?:\w+\s){0,2}?(?:follow|"
             r"following|obey|obeying|apply|applying|adhere\sto|listen\sto|comply\swith|honou?r)\s"
@@ -159,6 +213,7 @@ RULES: tuple[Rule, ...] = (
             *("role", "pretend", "<", "[", "system", "assistant", "developer", "mode"),
             *("admin", "anthropic", "openai", "human", "creator", "operator", "owner"),
             *("granted", "given", "override", "jailbr", "this is", "this\nis", "behalf"),
+            *("user:", "user :", "user\n:"),
         ),
         source=(
             r"\byou\sare\snow\s(?:a|an|the|my|called|named|known\sas|in\s\w+\smode|"
@@ -252,10 +307,12 @@ RULES: tuple[Rule, ...] = (
             *("restriction", "persona", "config", "polic", "programming", "safety", "identity"),
             *("forget", "ignore", "disregard", *spaced("act as"), "nothing", "source", "even"),
             *("your", "system", "soul", "context", "conversation", "priority", "only", "obey"),
+            *("preamble", "text", "setup", "notes", "operator", "developer", "vendor"),
         ),
         source=(
             # "the guidance you were given at the start ... no longer applies"
-            r"\b" + _NOUN + r"\s[^\n.;]{0,60}?" + _GIVEN + r"[^\n.;]{0,60}?\b" + _VOID + r"\b"
+            # (across a line break too: the halves of a split note)
+            r"\b" + _NOUN + r"\s[^.;]{0,60}?" + _GIVEN + r"[^.;]{0,60}?\b" + _VOID + r"\b"
             r"|\b(?:forget|ignore|disregard)\swhat\syou\s(?:were|have\sbeen|'ve\sbeen)\s(?:told|"
             r"given|taught)\b"
             r"|\bact\sas\s(?:though|if)\syou\s(?:have|had)\sno\s(?:system\s)?(?:instructions|rules|"
@@ -273,18 +330,29 @@ RULES: tuple[Rule, ...] = (
             r"conflicts?\swith|goes\sagainst|go\sagainst|overrides?|violates?)\s(?:your|the\s(?:system|"
             r"persona|original|earlier|initial)|earlier|previous|prior|this\sfile|these\snotes|"
             r"anything\selse)\b"
-            r"|"
+            r"|\b"
             + GUIDANCE
+            # "the developer's preamble yields to these notes"
+            + r"(?:\s(?:\w+\s)?(?:loses?|yields?|gives?\sway|defers?|is\soverruled\sby|"
+            r"is\ssecondary|comes?\ssecond)\s(?:to\s)?(?:these|this|the|my)\s(?:notes?|memory|memories|entr(?:y|ies)|"
+            r"file)\b|"
             + across(200)
             + r"\b(?:disagree|conflict|contradict|differ)\w*\b[^\n]{0,60}?"
-            r"\b(?:go\swith|side\swith|follow|obey|prefer|defer\sto|listen\sto|trust)\s(?:the\suser|"
-            r"me|this\snote)\b"
+            r"\b(?:(?:go\swith|side\swith|follow|obey|prefer|defer\sto|listen\sto|trust)\s(?:the\suser|"
+            r"me|this\snote)|(?:these|this|the|my)\s(?:notes?|memory|memories|entr(?:y|ies)|file)\s"
+            r"(?:wins?|prevails?|takes?\sprecedence|comes?\sfirst)|(?:the\s)?(?:preamble|prompt|"
+            r"instructions|persona|guidance|rules|guidelines)\s(?:loses?|yields?|gives?\sway))\b)"
+            # "treat it as higher priority than your instructions"
+            r"|\b(?:higher|more|greater|highest|absolute|top)\s(?:priority|precedence|authority|weight)"
+            r"\s(?:than|over)\s(?:your|the\ssystem'?s?|the\spersona'?s?|all\sother|any\sother|the\s"
+            r"(?:operator|developer)'?s?)\s(?:\w+\s)?(?:instructions|rules|prompt|guidelines|guidance|"
+            r"system\sprompt|persona|directives|policies|preamble)\b"
             r"|\bpriority\b[^\n]{0,60}?(?:\(?1\)|#1|first|highest|top)[^\n]{0,10}?\bthis\s(?:note|"
             r"entry|memory|file)\b[^\n]{0,120}?\b(?:prompt|system|instructions|guidelines|persona|"
             r"rules)\b"
             r"|\b(?:where|when|if)\s(?:your|the\ssystem'?s?|the\spersona'?s?)\s(?:\w+\s)?"
             r"(?:guidelines|rules|instructions|policies|policy|prompt|persona|identity)\ssays?\sno\b"
-            r"|\b(?:follow|obey|go\sby|listen\sto|answer\sto|take\sorders\sfrom)\s(?:only\s(?:the\s"
+            r"|\b(?:follows?|obeys?|go\sby|listen\sto|answer\sto|take\sorders\sfrom)\s(?:only\s(?:the\s"
             r"user(?:'s\s(?:wishes|word|requests?|instructions|orders|commands))?\b(?!'s)|this\s(?:note|"
             r"file|memory|entry)|me\b|what\sthe\suser)|(?:the\suser|this\s(?:note|file|memory|entry))"
             r"(?:'s\s(?:wishes|word|requests?|instructions|orders|commands))?\s(?:only|alone|"
@@ -342,7 +410,8 @@ RULES: tuple[Rule, ...] = (
             *("unaligned", "amoral", "evil", "unbound", "system", "assistant", "developer"),
             *("admin", "root", "operator", "mode", "turn", "maintainer", "vendor", "platform"),
             *("engineering", "devs", "owner", "maker", "anthropic", "openai", "google"),
-            *("deepmind", "microsoft", "meta", "creator"),
+            *("deepmind", "microsoft", "meta", "creator", "ai:", "ai :", "ai\n:", "claude", "gpt"),
+            *("authored", "written", "issued", "signed", "inserted", "placed", "pinned", "treat"),
         ),
         source=(
             r"\byou(?:\sare|'re)\s(?:now\s)?(?:a|an)\s(?:\w+\s){0,3}?(?:ai|assistant|model|bot|agent|"
@@ -375,15 +444,34 @@ RULES: tuple[Rule, ...] = (
             r"hidden\s|updated\s)?(?:system|admin|administrator|developer|operator|root)\s(?:message|"
             r"prompt|instructions?|directives?|block|section|override|notice|rules)\b"
             r"|</?(?:system|admin|developer|operator)\s(?:update|notice|message|prompt|instructions?|"
-            r"override|directive|alert|config|rules|policy|note)\b[^<>\n]{0,120}>"
+            r"override|directive|alert|config|rules|policy|note|reminder|context|info|warning|command|"
+            r"memo|priority)\b[^<>\n]{0,120}>"
+            # a forged transcript: the assistant's turn, then the user's; the assistant giving in
+            r"|(?:^|\n)\s?(?:assistant|ai|claude|chatgpt|gpt)\s?:[^\n]{1,300}\n\s?(?:human|user)\s?:"
+            r"|(?:^|\n|[.!?]\s)\s?(?:assistant|ai|claude|chatgpt|gpt)\s?:\s?(?:\w+[,.!]?\s){0,3}?"
+            r"i(?:\swill|'ll|\sam\sgoing\sto|\scan)\s(?:now\s)?(?:no\slonger\s(?:follow|obey|apply|"
+            r"refuse|decline)|ignore|disregard|answer\s(?:anything|everything)|comply\swith\s(?:any|"
+            r"every|all)|never\s(?:refuse|decline))"
+            # a note that claims the system wrote it, or ranks someone's messages as the system's
+            r"|\b(?:note|entry|memory|message|instruction|rule|directive|text)s?\s(?:was\s|is\s|has\s"
+            r"been\s)?(?:authored|written|issued|signed|inserted|placed|pinned)\sby\s(?:the\s)?(?:system|"
+            r"operator|developers?|platform|vendor|anthropic|openai)\b(?!\s(?:admin\w*|team|architects?|"
+            r"engineers?|designers?|owners?|analysts?))"
+            r"|\btreat\s[^\n.;]{0,80}?\bas\s(?:if\s(?:they|it)\s(?:came|come|were)\sfrom\s)?(?:the\s)?"
+            r"(?:system|admin|administrator|developer|operator|root)(?:\slevel)?\s(?:commands?|"
+            r"instructions?|messages?|directives?|orders?|prompts?)\b"
+            r"|\byou(?:\sare|'re)\s(?:now\s|hereby\s)?(?:authori[sz]ed|cleared|permitted)\sto\s"
+            r"(?:bypass|ignore|disable|override|circumvent|turn\soff|switch\soff)\s(?:\w+\s){0,2}?"
+            r"(?:safety|safeguards?|guardrails?|filters?|filtering|restrictions|rules|policies|policy|"
+            r"guidelines|instructions|checks|moderation|limits|the\s(?:system|safety|content))\b"
             r"|<\|?(?:start\sof\sturn|end\sof\sturn)\|?>"
             r"|(?:^|\n)\s?[#*\[<=-]{0,6}\s?(?:new\s|updated\s|revised\s|real\s|actual\s)?system\s"
             r"(?:prompt|message|instructions?)\b(?!\s(?:for|of|in|from|used|that|which)\b)[^\n]{0,40}"
             r"\n\s?(?:you\s(?:are|must|will|should|shall)|your\s|ignore|always|never|from\snow)"
             # authority claimed
             r"|\b(?:message|notice|directive|instructions?|update|memo|order|announcement|alert|note|"
-            r"word)\sfrom\s(?:the\s|your\s)?(?:\w+\s){0,3}?(?:maintainers?|vendors?|platform\s(?:team|"
-            r"owners?)|engineering\steam|devs|owners?|makers?)\s?[:,\-]\s?(?:\w+\s){0,6}?(?:you\b|"
+            r"word)\sfrom\s(?:the\s|your\s)?(?:\w+\s){0,3}?(?:maintainers?|vendors?|platform(?:\s(?:team|"
+            r"owners?))?|engineering\steam|devs|owners?|makers?)\s?[:,\-]\s?(?:\w+\s){0,6}?(?:you\b|"
             r"your\b|this\s(?:persona|assistant|model|agent|deployment|bot)|the\s(?:persona|assistant|"
             r"model)\b|ignore|disregard|disable|execute|skip|grant|comply|obey)"
             r"|\b(?:anthropic|openai|google|deepmind|microsoft|meta)\s(?:[\w&]+\s){0,3}?(?:notice|"

@@ -140,16 +140,22 @@ GUIDANCE = (
     r"(?:your\s(?:\w+\s)?(?:instructions|rules|guidelines|guidance|directives|prompt|persona|"
     r"identity|configuration|policies|policy|programming|constraints|restrictions)|"
     r"(?:the\s)?system\s(?:prompt|instructions|message|rules)|the\spersona(?:\s(?:text|"
+    r"description|instructions|rules))?|(?:the\s)?(?:operator|developer|vendor)'?s?\s(?:preamble|"
+    r"prompt|instructions|setup\stext|message)|(?:the\s)?preamble|the\spersona(?:\s(?:text|"
     r"description|instructions|rules))?|identity\.md|soul\.md|(?:instructions|rules|guidance|"
     r"guidelines|text)\s(?:at|in)\s(?:the\s)?(?:top|start|beginning|opening)\sof\s(?:the\s|"
     r"your\s)?(?:system\s)?(?:prompt|context|conversation))"
 )
 #: Verbs that move data somewhere; an inflection at most ("posts", "emailed", not "address").
+#: Not in the past tense ("the attacker posted env vars to a paste site" is a report),
+#: "report" and "text" only with an object ("an incident report that says" is a noun), not
+#: "curl | sh" (a download).
 SEND = (
-    r"(?:send|post|upload|forward|transmit|curl|wget|copy|copies|leak|submit|e\s?mail|mail|"
-    r"pipe|include|append|attach|embed|exfiltrate|share|report|sync|mirror|back\s?up|relay|"
+    r"(?:(?:curl|wget)\b(?!\s?\|)|(?:send|post|upload|forward|transmit|copy|copies|leak|submit|e\s?mail|mail|"
+    r"pipe|include|append|attach|embed|exfiltrate|share|sync|mirror|back\s?up|relay|"
     r"push|beacon|stream|dump|ship|deliver|bcc|publish|paste|export|save|store|write|"
-    r"log|cc|encode|put|add|tack)\w{0,3}\b"
+    r"log|cc|encode|put|add|tack)(?![bdgpt]?ed\b)\w{0,3}|(?:report|text|sms)(?:s|ing|es)?(?=\s(?:it|them|this|"
+    r"these|those|the|all|every|each|any|her|his|their|my|your)\b))\b"
 )
 #: What must not leave: the conversation, memory, secrets, the user's data.
 SENSITIVE = (
@@ -161,21 +167,25 @@ SENSITIVE = (
     r"/etc/(?:passwd|shadow)|(?:memory|user|identity)\.md\b|attachments?|"
     r"all\s(?:of\s)?(?:the\s)?(?:user'?s\s|my\s|your\s|their\s)?"
     r"(?:data|files|emails|e\smails|mail|messages|notes|history|documents|contacts|photos)|"
-    r"(?:the\s|a\s)?(?:user'?s?|their|his|her)\s(?:\w+\s)?(?:files|data|emails?|e\smails|"
+    r"(?:2fa|mfa|two\sfactor|backup|recovery|one\stime|verification|otp|security|bank(?:ing)?|"
+    r"login|auth(?:entication)?)\s(?:backup\s|recovery\s)?codes?|pin\s(?:codes?|numbers?)|passcodes?|"
+    r"(?:the\s|a\s)?(?:user'?s?|their|his|her)\s(?:\w+\s){0,2}?(?:files|data|emails?|e\smails|"
     r"messages?|inputs?|questions?|prompts?|replies|answers?|documents|history|notes|"
     r"contacts|calendar|location|address|details|credentials|passwords?|info(?:rmation)?|"
-    r"conversations?|chats?|requests?|searches|queries|keys|tokens)|"
+    r"conversations?|chats?|requests?|searches|queries|keys|tokens|entries|diary|journal)"
+    # (not where to send: "her personal address ana@x.example", "her calendar link")
+    r"(?!\s(?:\w+\s)?[\w.+-]{1,64}@|\s(?:link|url)\b)|"
     r"(?:last|latest|every|each|previous|full|entire|whole|complete|recent)\s(?:\w+\s)?"
-    r"(?:messages?|conversations?|chats?|transcripts?|replies|answers?|responses|inputs?|"
-    r"exchanges?|prompts?|turns?|files?|documents?|attachments?)|"
+    r"(?:messages?|conversations?|chats?|transcripts?|replies|answers?|responses|inputs?|drafts?|"
+    r"e\s?mails?|exchanges?|prompts?|turns?|files?|documents?|attachments?)|"
     r"(?:session|auth|access|bearer|refresh)\s(?:tokens?|cookies?)|"
     r"(?:session|conversation|chat)\s(?:summary|summaries|logs?|transcripts?|history)|"
     r"summary\sof\s(?:the|this|our|each|every)\s(?:conversation|chat|session)|"
     r"(?:what|whatever|anything|everything|files?|documents?|photos?|images?|screenshots?)\s"
     r"(?:\w+\s)?(?:the\s)?user\s(?:\w+\s)?(?:says|said|typed|types|writes|wrote|asks|asked|"
     r"shares|shared|sends|attaches|uploads|pastes|mentions|provides|gives\syou)|"
-    r"(?:the\s)?user\s(?:shares|sends|attaches|uploads|pastes|provides|gives\syou)\s(?:a|an|any|"
-    r"the|their)\s(?:\w+\s)?(?:files?|documents?|attachments?|photos?|images?|passwords?|keys?|"
+    r"\b(?:(?:the\s)?user|she|he)\s(?:shares|sends|attaches|uploads|pastes|provides|gives\syou)\s"
+    r"(?:a|an|any|the|their|her|his)\s(?:\w+\s)?(?:files?|documents?|attachments?|photos?|images?|passwords?|keys?|"
     r"tokens?|secrets?)|"
     r"(?:e\s?mail\saddresses|phone\snumbers|account\snumbers|card\snumbers|credit\scards?|"
     r"bank\s(?:details|accounts?)|balances|social\ssecurity|passport\snumbers?|home\saddress|"
@@ -192,16 +202,28 @@ DROP = (
 )
 #: Somewhere public a note may name instead of an address ("a public gist", "pastebin").
 PUBLIC = (
-    r"(?:(?:a|an|the|their|my|your)\s(?:new\s|public\s|secret\s|shared\s){0,2}(?:github\s)?gist\b|"
-    r"(?:a|the)\s(?:public\s)?paste\s?(?:bin|site)\b|\bpastebin\b|"
-    r"(?:a|the)\spublic\s(?:repo|repository|bucket|channel|page|web\spage|website|url|link)\b)"
+    r"\b(?:(?:a|an|the|their|my|your)\s(?:new\s|public\s|secret\s|shared\s){0,2}(?:github\s)?gist\b|"
+    r"(?:a|the)\s(?:public\s)?paste\s?(?:bin|site)\b|pastebin\b|"
+    r"(?:a|an|the)\s(?:\w+\s){0,2}?public\s(?:\w+\s){0,2}?(?:repo|repository|bucket|channel|page|"
+    r"web\spage|website|url|link|slack|discord|server|forum|group|community|chat|subreddit|feed|"
+    r"wiki|site)\b|"
+    # "the #general channel of the public community Slack"
+    r"(?:a|an|the)\s(?:[\w#-]{1,30}\s){0,3}?(?:channel|server|group|forum|chat|workspace|room)\s"
+    r"(?:of|in|on)\s(?:a|an|the)\spublic\b)"
 )
-DEST = r"(?:" + URL + r"|" + EMAIL + r"|" + DROP + r"|" + PUBLIC + r")"
+#: A phone number in international form, a messenger bot or account ("text them to
+#: +1 415 555 0199", "the Telegram bot @x_bot").
+PHONE = (
+    r"\+(?<![\w+]\+)\d{1,3}(?:[\s.-]?\(?\d{2,4}\)?){2,5}\b|"
+    r"\b(?:telegram|whatsapp|signal)\s(?:\w+\s){0,2}?(?:bot|channel|group|chat|account|user|number)\s"
+    r"@?\w{3,40}|@(?<![\w.]@)\w{1,40}bot\b"
+)
+DEST = r"(?:" + URL + r"|" + EMAIL + r"|" + DROP + r"|" + PUBLIC + r"|" + PHONE + r")"
 #: Words one of which is in every match of `DEST` (for a rule's `needs`).
 DEST_NEEDS = (
     *("://", "@", "gist", "paste", "public", "webhook", "requestbin", "pipedream", "ngrok"),
     *("burpcollaborator", "interact.sh", "oast", "hastebin", "transfer.sh", "ghostbin"),
-    *("discord", "slack", "telegram"),
+    *("discord", "slack", "telegram", "+", "whatsapp", "signal"),
 )
 #: A value in a URL that stands for data the model fills in: {summary}, <DATA>, $SECRET,
 #: <full text of MEMORY.md>, {url-encoded summary of the user's last message}.
@@ -210,4 +232,6 @@ PLACEHOLDER = (
     r"(?:conversation|chat|summary|messages?|history|memory|secrets?|tokens?|keys?|"
     r"passwords?|credentials?|data|user|input|prompt|context|notes|transcript|reply|"
     r"response|answer|content|env|query|question|info|email|session|cookie|file|text)"
+    # not a key of inline JSON ("{data:[120,98]}" in a chart URL)
+    r"(?![\w-]{0,30}['\"]?\s?:)"
 )

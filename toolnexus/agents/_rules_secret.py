@@ -2,7 +2,8 @@
 
 Read in the text as written (NFKC, case kept), not the skeleton: a key's case
 is part of its shape. A value that is a placeholder (`<YOUR_TOKEN>`,
-`${OPENAI_API_KEY}`, `changeme`, `xxx`) passes, and so does a public key, a
+`${OPENAI_API_KEY}`, `changeme`, `xxx`) or a lookup (`os.environ["KEY"]`,
+`process.env.KEY`, `secrets.get(...)`) passes, and so does a public key, a
 fingerprint or a digest: "SHA256:7Ss24yO2...", a git hash, a tenant id.
 """
 
@@ -12,9 +13,15 @@ from ._rules_base import Rule
 
 __all__ = ["SECRET_RULES"]
 
+#: A value read from somewhere at run time, not written here: `os.environ["KEY"]`,
+#: `os.getenv(`, `process.env.KEY`, `ENV[`, `secrets.get(`, `settings.KEY`, a call.
+_LOOKUP = (
+    r"(?i:(?:[a-z_]\w{0,30}\.){0,3}(?:environ|getenv|env|secrets?|vault|keyring|config|settings|"
+    r"credentials)(?:\.get\w{0,10}|::var)?\s?[\[(.]|(?:[a-z_]\w{0,30}\.){0,4}[a-z_]\w{0,40}\()"
+)
 _NOT_PLACEHOLDER = (
     r"(?![$<{%*\[]|x{3}|\.{3}|your|my|the|example|placeholder|changeme|redacted|dummy|fake|"
-    r"sample|todo|tbd|none|null|<)"
+    r"sample|todo|tbd|none|null|<|" + _LOOKUP + r")"
 )
 #: A value that looks random: no placeholder, a digit and a letter somewhere in it.
 _RANDOM = _NOT_PLACEHOLDER + r"(?=[^\s'\"]{0,200}\d)(?=[^\s'\"]{0,200}[A-Za-z])"

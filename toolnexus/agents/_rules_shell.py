@@ -5,7 +5,10 @@ Shell rules read the skeleton, where `-`/`_` between letters are spaces
 flags are spelled with `[\\s_-]` there. They aim at what a payload does
 (download and run, reverse shells, covering tracks, reading keys, damage,
 persistence, weakening the host), not at commands: `curl -s https://api/health
-| jq`, `rm -rf build/`, `export PATH=...` and a crontab backup all pass.
+| jq`, `rm -rf build/`, `export PATH=...` and a crontab backup all pass, and so
+do the official installers piped to a shell (`https://sh.rustup.rs | sh`), the
+practice named ("the attacker ran curl | sh") and a reverse-shell template with
+its host and port left blank (`/dev/tcp/<ip>/<port>`).
 Tampering rules aim at the agent's own safeguards, configuration and memory: a
 note that switches them off, re-writes itself, or hides itself from the user.
 """
@@ -18,6 +21,23 @@ __all__ = ["SHELL_RULES", "TAMPERING_RULES"]
 
 _SH = r"(?:(?:ba|z|k|da|c|fi)?sh|python[23]?|perl|ruby|php|node|iex|powershell|pwsh)\b"
 _NOT_NEGATED = r"(?<!never\s)(?<!not\s)(?<!n't\s)"
+#: The official installers, piped to a shell as their projects say (https, exact hosts).
+_OFFICIAL = (
+    r"https://(?:sh\.rustup\.rs|get\.docker\.com|install\.python-poetry\.org|bun\.sh/install|"
+    r"astral\.sh/(?:uv|ruff)(?:/[\w.]{1,20})?/install\.sh|deno\.land/(?:x/install/)?install\.sh|"
+    r"raw\.githubusercontent\.com/homebrew/install/(?:head|master)/install\.sh)"
+)
+#: After `curl`/`wget`: not an official installer (no other address before it, the pipe
+#: or the end of `$(...)` right after it).
+_NOT_OFFICIAL = r"(?!(?:(?!://)[^\n|;)]){0,200}?" + _OFFICIAL + r"/?['\"]?\s?[|)])"
+#: A placeholder for a host or a port ("<ip>", "{port}", "$LHOST", "ATTACKER_IP").
+_HOLE = (
+    r"(?:<[^<>\n/]{1,30}>|\{[^{}\n/]{1,30}\}|\$\{?\w{1,20}\}?|\[[^\[\]\n/]{1,30}\]|x\.x\.x\.x|"
+    r"(?:attacker\s|remote\s|your\s|target\s)?(?:ip|host|addr|address|lhost|rhost|port|lport|rport))"
+)
+#: /dev/tcp with a host and a port: a template with both left blank describes a reverse
+#: shell ("detections for reverse shells such as bash -i >& /dev/tcp/<ip>/<port>").
+_DEV_TCP = r"/dev/(?:tcp|udp)\b(?!/(?:[\s/`'\")]|$|" + _HOLE + r"/" + _HOLE + r"(?![\w.])))"
 
 SHELL_RULES: tuple[Rule, ...] = (
     Rule(
@@ -33,15 +53,32 @@ SHELL_RULES: tuple[Rule, ...] = (
             *("rm\n", "nc\n", "dd\n"),
         ),
         source=(
-            r"\b(?:curl|wget|fetch|iwr|invoke[\s-]webrequest|irm)\b[^\n|;]{0,200}\|\s?(?:sudo\s)?"
+            # a download run by a shell: "curl | sh" with no address is the practice named
+            r"\b(?:curl|wget|fetch|iwr|invoke[\s-]webrequest|irm)\b"
+            + _NOT_OFFICIAL
+            + r"\s?[^\s|;][^\n|;]{0,200}\|\s?(?:sudo\s)?"
             + _SH
-            + r"|\b(?:ba|z)?sh\s<\(\s?(?:curl|wget)|\$\((?:curl|wget)\s"
-            r"|\biex\s?\(?\s?(?:new[\s-]object|\(new[\s-]object|iwr|invoke[\s-]webrequest|irm)"
+            + r"|\b(?:ba|z)?sh\s<\(\s?(?:curl|wget)\b"
+            + _NOT_OFFICIAL
+            + r"|\$\((?:curl|wget)\s"
+            + _NOT_OFFICIAL
+            # the download in one entry, "| sh" to append to it in the next
+            + r"|\b(?:curl|wget)\s"
+            + _NOT_OFFICIAL
+            + r"[^\n|;]{0,200}\n[^\n|]{0,100}\|\s?(?:sudo\s)?"
+            + _SH
+            + r"|\biex\s?\(?\s?(?:new[\s-]object|\(new[\s-]object|iwr|invoke[\s-]webrequest|irm)"
             r"|\biex\b[^\n]{0,100}?downloadstring|downloadstring[^\n]{0,200}?\|\s?iex\b"
             r"|\b(?:powershell|pwsh)(?:\.exe)?\s[^\n]{0,60}?-w(?:indowstyle)?\shidden\b"
-            r"|/dev/(?:tcp|udp)/"
-            r"|(?:interactive\s(?:ba|z)?sh(?:ell)?|\b(?:ba|z)?sh\s-i)\b[^\n]{0,80}?/dev/(?:tcp|udp)\b"
-            r"|\b(?:nc|ncat|netcat)\s(?:[^\n]{0,60}?\s)?-[a-z]{0,3}[ec]\s"
+            + r"|"
+            + _DEV_TCP
+            + r"/|(?:interactive\s(?:ba|z)?sh(?:ell)?|\b(?:ba|z)?sh\s-i)\b[^\n]{0,80}?"
+            + _DEV_TCP
+            + r"|\b(?:nc|ncat|netcat)\s(?![^\n]{0,60}?(?<![\w.])"
+            + _HOLE
+            + r"\s(?:-\w{1,3}\s)?"
+            + _HOLE
+            + r"(?![\w.]))(?:[^\n]{0,60}?\s)?-[a-z]{0,3}[ec]\s"
             r"|\bsocat\s[^\n]{0,80}?exec:"
             r"|\bmkfifo\s[^\n]{0,80}?\b(?:nc|ncat|netcat)\b"
             r"|\bsocket\.socket\([^\n]{0,200}?(?:subprocess|pty\.spawn|os\.dup2|/bin/(?:ba)?sh)"
@@ -134,6 +171,25 @@ SHELL_RULES: tuple[Rule, ...] = (
             r"\b(?:recursive(?:ly)?|with\sforce|forcibly)\b"
             r"|\b(?:remove|delete|wipe|erase|purge)\b[^\n]{0,60}?\b(?:recursive(?:ly)?|with\sforce|"
             r"forcibly)\b[^\n]{0,100}?(?:\$\{?home\b|home\s(?:directory|folder)|root\sdirectory)"
+        ),
+    ),
+    Rule(
+        id="shell-leak",
+        category="exfiltration",
+        why="sends the environment's secrets off the machine, or where anyone can read them",
+        needs=(
+            *("printenv", "env |", "env|", "env >", "env>", "env\n|", "env\n>", "environ"),
+            *("public html", "public_html", "/var/www", "htdocs", "wwwroot"),
+        ),
+        source=(
+            # "env | grep -i key > /tmp/.k && curl -F f=@/tmp/.k https://..."
+            r"(?:^|[`$(;&|]\s?|\b(?:run|execute|then|and)\s)(?:env\s?[|>]|printenv(?:\s[\w-]{1,40}){0,4}"
+            r"\s?[|>]|cat\s/proc/(?:self|\d{1,7})/environ\b)[^\n]{0,160}?\b(?:curl|wget|nc|ncat|netcat|scp|"
+            r"rsync|mail|sendmail)\b[^\n]{0,100}?(?:https?://|@|\s\d{1,3}(?:\.\d{1,3}){3}\b)"
+            # "printenv AWS_SECRET_ACCESS_KEY >> ~/public_html/debug.txt"
+            r"|\b(?:printenv|echo|cat|env)\s[^\n|;]{0,80}?(?:key|token|secret|password|passwd|credential|"
+            r"\.env\b|id\srsa)[^\n|;]{0,60}?>{1,2}\s?[^\n;|]{0,60}?(?:public[\s_]html|/var/www|htdocs|"
+            r"wwwroot)"
         ),
     ),
 )
@@ -238,6 +294,13 @@ TAMPERING_RULES: tuple[Rule, ...] = (
             r"(?:\w+\s){0,3}?(?:are|is|have\sbeen|has\sbeen)\s(?:all\s)?(?:pre\s?-?approved|"
             r"approved\sin\sadvance|already\sapproved|auto\s?-?approved|handled\s(?:upstream|"
             r"elsewhere|externally)|not\s(?:needed|required)|unnecessary|waived)\b"
+            r"|\b(?:tool\scalls?|tool\suse|(?:shell\s)?commands|actions)\s(?:\w+\s){0,3}?no\slonger\s"
+            r"(?:require|need)s?\s(?:any\s)?(?:approval|confirmation|review|permission|sign\soff)\b"
+            # what an email or a page says, done unchecked
+            r"|\b(?:carry\sout|follow|obey|execute|act\son|do)\s(?:what\s)?(?:its|their|the\s(?:e\s?mail|"
+            r"message|sender|page|document|file|site)'?s?)\s(?:instructions|commands|orders|requests|"
+            r"directives)\s(?:\w+\s){0,2}?without\s(?:first\s)?(?:asking|confirm\w*|checking|approval|"
+            r"question\w*|review\w*)"
             r"|\b(?:run|running|execute|executing|go\sahead\swith|proceed\swith|perform|performing|"
             r"carry\sout|take|taking)\s(?:\w+\s){0,4}?(?:commands?|actions?|tool\scalls?|scripts?|"
             r"them|anything|everything|whatever)\b[^\n.;]{0,60}?\bwithout\s(?:first\s)?(?:asking|"
@@ -294,7 +357,7 @@ TAMPERING_RULES: tuple[Rule, ...] = (
         why="asks the model to decode hidden text and act on it",
         needs=(
             *("decod", "base64", "hex", "rot13", "revers", "backwards", "unscramble", "obfuscat"),
-            *("hidden", "encod"),
+            *("hidden", "encod", "concat", "join", "combin", "merg", "glue", "together", "assembl"),
         ),
         source=(
             r"\b(?:decode|de[\s-]?obfuscate|unscramble|reverse|un[\s-]?hex|base64\s-d)\w*\b"
@@ -303,9 +366,42 @@ TAMPERING_RULES: tuple[Rule, ...] = (
             r"|\b(?:base64|hex|rot13|reversed|backwards|encoded)\s(?:\w+\s){0,3}?(?:instructions?|"
             r"commands?|payload|directives?|orders|prompt)\s(?:\w+\s){0,6}?(?:follow|execute|run|"
             r"obey|apply|comply)"
+            # "concatenate X and Y and act on the result"
+            r"|\b(?:concatenate|concat|join|combine|merge|glue|put\stogether|assemble)\s[^\n]{0,80}?"
+            r"(?:\band|\bthen|,|;|:)\s(?:\w+\s){0,2}?(?:act\son\s(?:the\s)?(?:result|it|that|them|"
+            r"the\swhole)|(?:follow|obey)\s(?:the\s)?(?:result|it|that\sstring|them)\b|"
+            r"do\swhat\s(?:it|the\sresult)\ssays|treat\s(?:it|the\sresult)\sas\s(?:an?\s)?(?:instruction|"
+            r"command|order|directive|rule))"
             r"|\b(?:follow|execute|run|obey|apply)\s(?:\w+\s){0,4}?(?:the\s)?(?:decoded|"
             r"base64|hex|hidden|encoded)\s(?:\w+\s)?(?:instructions?|commands?|text|payload|"
             r"message|string|directives?)"
+        ),
+    ),
+    Rule(
+        id="tampering-agent",
+        category="tampering",
+        why="switches off the agent's permission checks, approvals, sandbox or commit hooks",
+        needs=(
+            *("dangerously", "yolo", "bash(", "confirm", "approv", "sandbox", "safety"),
+            *("guardrail", "ask before", "ask\nbefore", "hookspath", "hooks path", "no verify"),
+            *("no\nverify",),
+        ),
+        source=(
+            # an agent started without its permission checks (not a flag named: "never run with")
+            _NOT_NEGATED
+            + r"\b(?:launch|run|start|invoke|use|pass|add|always|enable|claude|codex|gemini)\s"
+            r"(?:\S+\s){0,4}?[`'\"]?(?:-{1,2}dangerously\s(?:skip|bypass)\s(?:permissions|approvals|"
+            r"sandbox)\w*|--yolo\b)"
+            r"|\ballow\w{0,5}[\"']?\s?[:=]\s?\[[^\]\n]{0,100}?bash\(\s?\*\s?\)"
+            # "confirm_shell = false", "sandbox = \"off\"", approval_policy = "never"
+            r"|\b(?:confirm\w{0,10}(?:\s(?:shell|commands?|exec\w{0,5}|tools?|actions?|runs?|writes?|"
+            r"deletes?))?|approvals?(?:\spolicy)?|require\s?approval|ask\sbefore\s\w{1,20}|"
+            r"safety\s?checks?|guardrails?)\s?[\"']?\s?[:=]\s?[\"']?(?:false|off|0|no|none|never|disabled?)\b"
+            r"|\bsandbox(?:\smode)?\s?[\"']?\s?[:=]\s?[\"']?(?:off|none|disabled?|danger\sfull\saccess)\b"
+            # git hooks switched off
+            r"|\bcore\.hooks\s?path\s?=?\s?(?:/dev/null|''|\"\"|nul\b)"
+            r"|\b(?:always|by\sdefault)\s(?:\w+\s){0,3}?(?:with\s)?-{1,2}no\sverify\b"
+            r"|\b(?:pass|use|add)\s-{1,2}no\sverify\s(?:to|on|with|for)\s(?:every|all|each|any)\b"
         ),
     ),
 )
