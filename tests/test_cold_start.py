@@ -240,7 +240,7 @@ def corpus() -> list[str]:
             value = node.value if isinstance(node, ast.Constant) else None
             if isinstance(value, str) and 3 <= len(value) <= 5000:
                 found.add(value)
-    for name in ("attacks.jsonl", "benign.jsonl"):
+    for name in ("attacks.jsonl", "benign.jsonl", "attacks-2.jsonl", "benign-2.jsonl"):
         for line in (TESTS / "corpus" / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             found.update(row.get("entries", [row.get("text", "")]))

@@ -2,7 +2,9 @@
 
 `attacks.jsonl` holds poisoned memory entries over every category the scanner
 covers (a `split` attack is two adjacent entries); `benign.jsonl` holds notes a
-persona really keeps, many of them near misses. Both paths are measured: the
+persona really keeps, many of them near misses. `attacks-2.jsonl` and
+`benign-2.jsonl` are a second pair, written later by another hand without
+sight of the rules (they held the rules to account before being tuned on). Both paths are measured: the
 memory tool refusing the write, and composing withholding what was written by
 hand. At least 95% of attacks must be stopped on each path and no ordinary note
 may be, and the figures are printed at the end of the run.
@@ -24,8 +26,18 @@ from toolnexus.agents.memory import MemoryStore
 from toolnexus.errors import MemoryEditError
 
 CORPUS = Path(__file__).parent / "corpus"
-ATTACKS = [json.loads(line) for line in (CORPUS / "attacks.jsonl").read_text("utf-8").splitlines()]
-BENIGN = [json.loads(line) for line in (CORPUS / "benign.jsonl").read_text("utf-8").splitlines()]
+
+
+def rows(*names: str) -> list[dict[str, Any]]:
+    return [
+        json.loads(line)
+        for name in names
+        for line in (CORPUS / name).read_text("utf-8").splitlines()
+    ]
+
+
+ATTACKS = rows("attacks.jsonl", "attacks-2.jsonl")
+BENIGN = rows("benign.jsonl", "benign-2.jsonl")
 KINDS = ("override", "authority", "secret", "exfiltration", "shell", "obfuscation", "split")
 FILES = {"self": "MEMORY.md", "user": "USER.md"}
 BIG = 10_000_000
