@@ -57,14 +57,17 @@ def _assert_agree(home: Path) -> None:
     assert state_bytes(state, digest) == data
 
 
-# A zygote: imports toolnexus once, then forks writers and SIGKILLs each at a random moment.
+# A zygote: imports toolnexus once (and compiles the scanner's rules), then forks writers and SIGKILLs each at a random moment.
 # Each writer appends every acknowledged entry to the ack file (one write: whole lines).
 ZYGOTE = textwrap.dedent(
     """
     import os, random, signal, sys, time
     from pathlib import Path
+    from toolnexus.agents._safety import ALL_RULES
     from toolnexus.agents.memory import MemoryStore
 
+    for rule in ALL_RULES:
+        rule.pattern  # compiled before forking, as in a long-lived writer
     home, acks, kills, seed = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     rng = random.Random(seed)
     ack = os.open(acks, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
