@@ -57,7 +57,8 @@ def _assert_agree(home: Path) -> None:
     assert state_bytes(state, digest) == data
 
 
-# A zygote: imports toolnexus once (and compiles the scanner's rules), then forks writers and SIGKILLs each at a random moment.
+# A zygote: imports toolnexus once (and compiles the scanner's rules), then forks writers
+# and SIGKILLs each at a random moment.
 # Each writer appends every acknowledged entry to the ack file (one write: whole lines).
 ZYGOTE = textwrap.dedent(
     """

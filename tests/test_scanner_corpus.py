@@ -3,8 +3,8 @@
 `attacks.jsonl` holds poisoned memory entries over every category the scanner
 covers (a `split` attack is two adjacent entries); `benign.jsonl` holds notes a
 persona really keeps, many of them near misses. `attacks-2.jsonl` and
-`benign-2.jsonl` are a second pair, written later by another hand without
-sight of the rules (they held the rules to account before being tuned on). Both paths are measured: the
+`benign-2.jsonl` are a second pair, written later by another hand without sight
+of the rules (they held the rules to account before being tuned on). Both paths are measured: the
 memory tool refusing the write, and composing withholding what was written by
 hand. At least 95% of attacks must be stopped on each path and no ordinary note
 may be, and the figures are printed at the end of the run.

@@ -88,6 +88,8 @@ class MemoryFile:
     view: View
     #: The SHA-256 of the file's trust marks (`_trust`): None when there are none.
     trust: str | None = None
+    #: Why the trust marks cannot be read (they then trust nothing): a soul warning.
+    trust_problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,19 +181,22 @@ def load_memory(
     path = os.fspath(home / MEMORY_FILES[target])
     found = parsed(Door(home), "memory", path, _parse_memory, cap=memory_cap(limit))
     sha, doc = (None, _EMPTY_DOC) if found is None else found
-    trust_sha, trusted = read_trust(home, target) if doc.entries else (None, frozenset[str]())
+    trust_sha, trusted, trust_problem = (
+        read_trust(home, target) if doc.entries else (None, frozenset[str](), None)
+    )
     shown = remembered(
         ("view", sha, scanner, trusted),
         doc.chars,
         lambda: view(doc, scan=scanner, trusted=trusted),
     )
-    return sha, MemoryFile(doc=doc, view=shown, trust=trust_sha)
+    return sha, MemoryFile(doc=doc, view=shown, trust=trust_sha, trust_problem=trust_problem)
 
 
 def home_scanner(
-    home: Path, classifier: Classifier | None = None, *, identity: Identity | None = None
+    home: Path, scanner: Scanner | Classifier | None = None, *, identity: Identity | None = None
 ) -> Scanner:
-    """The scanner of `home`: IDENTITY.md's `scanner: {off: [...]}` and your `classifier`.
+    """The scanner of `home`: yours (a `Scanner`, or a classifier added to the built-in
+    one) with the categories IDENTITY.md's `scanner: {off: [...]}` names switched off.
 
     A missing or broken IDENTITY.md switches nothing off (it is reported elsewhere).
     """
@@ -202,7 +207,9 @@ def home_scanner(
             found = None
         identity = found[1] if found is not None else None
     off = identity.config.scanner.off if identity is not None else ()
-    return Scanner(off=frozenset(off), classifier=classifier)
+    if isinstance(scanner, Scanner):
+        return scanner.with_off(off) if off else scanner
+    return Scanner(off=frozenset(off), classifier=scanner)
 
 
 def memory_bytes(home: Path, target: Target) -> bytes:
@@ -342,7 +349,7 @@ def load_skill(home: Path, path: Path) -> Skill:
     return parse_skill(decode(data, path), path=path)[0]  # it normalises line endings
 
 
-def load_home(home: Path, classifier: Classifier | None = None) -> Loaded:
+def load_home(home: Path, classifier: Scanner | Classifier | None = None) -> Loaded:
     """Load every file of `home` at once, collecting problems instead of raising them.
 
     `classifier` joins the home's scanner (`home_scanner`).

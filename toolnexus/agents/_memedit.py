@@ -14,14 +14,15 @@ batch, named by its 1-based position (`item 3`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import MemoryEditError
-from ._memfile import MemoryDocument, format_entry, nfc, normalize_text, note_forms, prose
+from ._memfile import MemoryDocument, format_entry, nfc, normalize_text, prose
+from ._memmatch import NOTHING, clip, match, quote, restate, shown
 from ._memsplice import append_entry, drop_empty, remove_entries, replace_entries
+from ._withhold import around
 from .scanner import DEFAULT, Scanner
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 LOADS = "Saved now, loads next session (this session's system prompt does not change)."
-NOTHING = "Nothing written."
 
 Action = Literal["add", "replace", "remove"]
 
@@ -68,30 +68,6 @@ class Made:
     before: str | None
     after: str | None
     merged: bool = False
-
-
-def clip(text: str, limit: int = 200) -> str:
-    """The model's text as an error quotes it: whole up to `limit` characters, else cut with `…`."""
-    return text if len(text) <= limit else text[:limit] + "\u2026"
-
-
-def quote(text: str, limit: int = 200) -> str:
-    """Show text to a model unambiguously (JSON string), shortened when long."""
-    return json.dumps(clip(text, limit), ensure_ascii=False)
-
-
-def shown(entry: str, limit: int = 200) -> str:
-    """An existing entry as a result may quote it: never text the soul withholds.
-
-    An entry that fails the safety check is withheld from every system prompt;
-    quoting it back in a tool result would hand it to the model anyway. The
-    built-in scanner decides, whatever a home switches off: never quote too much.
-    """
-    reasons = DEFAULT.reasons(entry)
-    if reasons:
-        rules = ", ".join(dict.fromkeys(r.split(":", 1)[0] for r in reasons))
-        return f"(an entry withheld from the soul: it breaks a safety rule: {rules})"
-    return quote(entry, limit)
 
 
 def _count(n: int) -> str:
@@ -130,31 +106,6 @@ def _invalid(field: str, message: str) -> MemoryEditError:
     return MemoryEditError(f"invalid arguments: {field}: {message}", kind="invalid")
 
 
-def restate(entry: str, query: str, with_: str) -> str:
-    """The entry after `query` in it is replaced by `with_` (SPEC §3's rule).
-
-    Keep the text before and after the match around `with_`, except what `with_`
-    already restates: the text before is dropped when `with_` begins with it, the
-    text after when `with_` ends with it. When the match starts the entry and
-    `with_` begins with the matched text, or the match is the whole entry,
-    `with_` is the whole new entry.
-    """
-    if nfc(entry) in (nfc(query), nfc(query.strip())):
-        return with_
-    at = entry.find(query)
-    if at < 0:  # matched only in NFC: edit the NFC form of the entry
-        entry, query = nfc(entry), nfc(query)
-        at = entry.find(query)
-    before, after = entry[:at], entry[at + len(query) :]
-    if at == 0 and with_.startswith(query):
-        return with_
-    if before and with_.startswith(before):
-        before = ""
-    if after and with_.endswith(after):
-        after = ""
-    return before + with_ + after
-
-
 @dataclass(frozen=True, slots=True)
 class _Step:
     """What one change did: the document after it, the entry it was about, how many copies."""
@@ -169,6 +120,8 @@ class _Step:
     changed: bool = True
     #: For replace: set when the new text is an entry already there (the two are one note now).
     merged: str = ""
+    #: The scanner that decides what a result may quote (`shown`).
+    scanner: Scanner = DEFAULT
 
     def made(self) -> Made:
         """The change for the history."""
@@ -185,8 +138,9 @@ class _Step:
             verb = "added" if self.changed else "already there:"
             return f"{verb} {quote(self.entry)}"
         if self.action == "replace":
-            return f"replaced {copies}{shown(self.entry, 80)}, now {quote(self.now)}{self.merged}"
-        return f"removed {copies}{shown(self.entry)}"
+            was = shown(self.entry, 80, self.scanner)
+            return f"replaced {copies}{was}, now {quote(self.now)}{self.merged}"
+        return f"removed {copies}{shown(self.entry, scanner=self.scanner)}"
 
     def said_alone(self, name: str) -> str:
         """This change as the result of a call that made only it."""
@@ -197,7 +151,7 @@ class _Step:
             return (
                 f"replaced{copies} in {name}; the entry now reads {quote(self.now)}{self.merged}."
             )
-        return f"removed{copies} from {name}: {shown(self.entry)}."
+        return f"removed{copies} from {name}: {shown(self.entry, scanner=self.scanner)}."
 
 
 class _Batch:
@@ -252,50 +206,53 @@ class _Batch:
 
     def add(self, doc: MemoryDocument, entry: str, *, trusted: bool = False) -> _Step:
         if doc.note(entry) is not None:
-            return _Step(doc, "add", entry, changed=False)
-        if not trusted and doc.entries:
-            self.neighbours(entry, "text", before=doc.entries[-1])
+            return _Step(doc, "add", entry, changed=False, scanner=self.scanner)
         new = append_entry(doc, entry)
         _verify(doc, new, (*doc.entries, entry))
-        return _Step(new, "add", entry)
+        if not trusted:
+            self.neighbours(entry, "text", new)
+        return _Step(new, "add", entry, scanner=self.scanner)
 
     def replace(self, doc: MemoryDocument, text: str, with_: str) -> _Step:
         query = _query(text)
-        old, copies = _match(doc, text, query)
+        old, copies = match(doc, text, query, self.scanner)
         changed = restate(old, query, normalize_text(with_))
         new_text = _entry_text(changed, field="with", empty="use action remove")
         if len(new_text) > len(old):  # shrinking an over-full file is always allowed
             self.fits(new_text)
         _scan(self.scanner, new_text, field="with")
         entries, at = doc.entries, doc.entries.index(old)
-        self.neighbours(
-            new_text,
-            "with",
-            before=entries[at - 1] if at else None,
-            after=entries[at + 1] if at + 1 < len(entries) else None,
-        )
         if nfc(new_text) != nfc(old) and doc.note(new_text) is not None:
             # The entry now says what another already says: one note, the other copy stays.
             new = remove_entries(doc, old)
             _verify(doc, new, entries[:at] + entries[at + 1 :])
             merged = " (the same as an entry already there, so they are one note now)"
-            return _Step(new, "replace", old, now=new_text, copies=copies, merged=merged)
+            return _Step(
+                new,
+                "replace",
+                old,
+                now=new_text,
+                copies=copies,
+                merged=merged,
+                scanner=self.scanner,
+            )
         new = replace_entries(doc, old, new_text)
         _verify(doc, new, (*entries[:at], new_text, *entries[at + 1 :]))
-        return _Step(new, "replace", old, now=new_text, copies=copies)
+        self.neighbours(new_text, "with", new)
+        return _Step(new, "replace", old, now=new_text, copies=copies, scanner=self.scanner)
 
     def remove(self, doc: MemoryDocument, text: str) -> _Step:
         query = _query(text)
-        old, copies = _match(doc, text, query)
+        old, copies = match(doc, text, query, self.scanner)
         new = remove_entries(doc, old)
         at = doc.entries.index(old)
         _verify(doc, new, doc.entries[:at] + doc.entries[at + 1 :])
-        return _Step(new, "remove", old, copies=copies)
+        return _Step(new, "remove", old, copies=copies, scanner=self.scanner)
 
-    def neighbours(
-        self, entry: str, field: str, *, before: str | None = None, after: str | None = None
-    ) -> None:
-        """Refuse `entry` when it reads as unsafe with a neighbour (a split instruction)."""
+    def neighbours(self, entry: str, field: str, doc: MemoryDocument) -> None:
+        """Refuse `entry` when it reads as unsafe with a neighbouring unit of `doc` (the
+        file as it would be written): a split instruction."""
+        before, after = around(doc, entry)
         found = self.scanner.beside(entry, before=before, after=after)
         if found is not None:
             where, other, reasons = found
@@ -321,7 +278,9 @@ class _Batch:
         """Refuse growth past the limit, showing what is there; shrinking is always allowed."""
         if after.chars <= self.limit or after.chars <= before.chars:
             return
-        listed = "\n".join(f"{i}. {shown(e, 10**9)}" for i, e in enumerate(before.entries, 1))
+        listed = "\n".join(
+            f"{i}. {shown(e, 10**9, self.scanner)}" for i, e in enumerate(before.entries, 1)
+        )
         raise MemoryEditError(
             f"full: {self.name} would hold {after.chars} of its {self.limit} characters "
             f"(now {_count(len(before.entries))}, {before.chars} characters). "
@@ -458,34 +417,6 @@ def _scan(scanner: Scanner, entry: str, *, field: str) -> None:
             f"plain fact without that and try again. {NOTHING}",
             kind="rejected",
         )
-
-
-def _match(doc: MemoryDocument, text: str, query: str) -> tuple[str, int]:
-    """Pick the note `query` means and count its identical copies in the file.
-
-    A whole-text match wins, else a unique substring. Text is compared in NFC;
-    the entry is returned as stored (its first copy).
-    """
-    old: str | None = None
-    for whole in (query, query.strip()):
-        old = doc.note(whole)
-        if old is not None:
-            break
-    else:
-        needle = nfc(query)
-        hits = [e for key, e in note_forms(doc).items() if needle in key]
-        if not hits:
-            raise MemoryEditError(f"not found: {clip(text)}", kind="not_found")
-        if len(hits) > 1:
-            listed = "; ".join(shown(e, 80) for e in hits[:5])
-            more = f"; and {len(hits) - 5} more" if len(hits) > 5 else ""
-            raise MemoryEditError(
-                f"ambiguous: {len(hits)} entries match {quote(text)}: {listed}{more}. Quote "
-                f"more of the entry you mean (its whole text always works). {NOTHING}",
-                kind="ambiguous",
-            )
-        old = hits[0]
-    return old, doc.copies(old)
 
 
 def _verify(before: MemoryDocument, after: MemoryDocument, expected: tuple[str, ...]) -> None:

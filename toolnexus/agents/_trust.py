@@ -8,14 +8,17 @@ TEXT`, which writes the entry and records its text in
 the door, memoised by content) and shows those entries as they are; an edit
 to an entry changes its text, so the mark no longer applies and the new text
 is scanned. A mark whose entry is gone is dropped at the next trusted write.
-An unreadable or malformed file trusts nothing.
+An unreadable or malformed file trusts nothing: composing says so in a
+warning, and a trusted write is refused until a person fixes or deletes it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 
 from ..errors import HomeError, HomeFileError
@@ -46,37 +49,46 @@ def _parse(text: str, path: Path) -> frozenset[str]:
     return frozenset(nfc(e) for e in entries)
 
 
-def read_trust(home: Path, target: Target) -> tuple[str | None, frozenset[str]]:
-    """The trust file's SHA-256 (None: absent) and the entry texts (NFC) it trusts."""
+def read_trust(home: Path, target: Target) -> tuple[str | None, frozenset[str], str | None]:
+    """The trust file's SHA-256 (None: absent), the entry texts (NFC) it trusts, and
+    what is wrong with it (None: nothing). A file that cannot be read trusts nothing."""
+    path = trust_path(home, target)
     try:
-        found = memo(
-            Door(home), "trust", os.fspath(trust_path(home, target)), _parse, cap=TRUST_CAP
-        )
-    except HomeFileError:
-        return "unreadable", frozenset()
+        found = memo(Door(home), "trust", os.fspath(path), _parse, cap=TRUST_CAP)
+    except HomeFileError as exc:
+        return "unreadable", frozenset(), str(exc)
     if found is None:
-        return None, frozenset()
+        return None, frozenset(), None
     sha, value = found
-    return sha, (frozenset() if isinstance(value, HomeError) else value)
+    if isinstance(value, HomeError):
+        return sha, frozenset(), str(value)
+    return sha, value, None
 
 
 def write_trust(home: Path, target: Target, entries: Iterable[str], *, fsync: bool = True) -> None:
     """Replace the trust marks of one memory file, atomically (`.toolnexus/` must exist).
 
     Call it under the memory file's lock, so two trusted writes never lose a mark.
+    The temp file has a fresh random name, is created exclusively and never
+    followed, and is removed if anything fails.
     """
     path = trust_path(home, target)
     body = json.dumps({"entries": sorted(set(map(nfc, entries)))}, ensure_ascii=False, indent=1)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(tmp, flags, 0o600)
     try:
-        os.write(fd, (body + "\n").encode("utf-8"))
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            os.write(fd, (body + "\n").encode("utf-8"))
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
     if fsync:
         dirfd = os.open(path.parent, os.O_RDONLY)
         try:

@@ -38,7 +38,7 @@ from typing import Literal, Protocol
 
 from ._memfile import Block, MemoryDocument, nfc
 
-__all__ = ["Reader", "Skipped", "Unit", "View", "view"]
+__all__ = ["Reader", "Skipped", "Unit", "View", "around", "view"]
 
 #: An ATX heading: up to three spaces, one to six `#`, then a space or the line's end.
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
@@ -136,13 +136,54 @@ def view(doc: MemoryDocument, *, scan: Reader, trusted: frozenset[str] = frozens
     return _render(pieces, skipped)
 
 
+def around(doc: MemoryDocument, entry: str) -> tuple[str | None, str | None]:
+    """The units just before and after the (last) entry `entry` in `doc`, as `view` cuts
+    them: an entry, or a prose unit (a heading line, a paragraph); None at either end."""
+    key = nfc(entry)
+    blocks = doc.blocks
+    at = max(
+        (i for i, b in enumerate(blocks) if b.kind != "prose" and nfc(b.text) == key), default=-1
+    )
+    if at < 0:
+        return None, None
+    return _unit_next_to(blocks, at, -1), _unit_next_to(blocks, at, 1)
+
+
+def _unit_next_to(blocks: Sequence[Block], at: int, step: int) -> str | None:
+    i = at + step
+    while 0 <= i < len(blocks):
+        block = blocks[i]
+        if block.kind != "prose":
+            if block.text.strip():
+                return block.text
+        else:
+            units = [p.text for p in _prose(block, _NoScan()) if p.kind == "prose"]
+            if units:
+                return units[-1] if step < 0 else units[0]
+        i += step
+    return None
+
+
+class _NoScan:
+    """A reader that flags nothing: `_prose` cuts a run into units without judging them."""
+
+    def reasons(self, text: str) -> tuple[str, ...]:
+        return ()
+
+    def together(self, texts: Sequence[str]) -> Sequence[_Joint]:
+        return ()
+
+
 def _read_together(pieces: list[_Piece], scan: Reader) -> None:
     """Withhold the units a match spans when only read with their neighbours (SPEC §3)."""
     run: list[_Piece] = []
     for piece in [*pieces, _Piece("", "entry", reasons=("end",))]:
         if piece.kind in ("blank", "skipped"):
             continue
-        if piece.reasons or piece.trusted:
+        # A unit flagged alone (withheld, or kept because trusted) ends the run: a pair
+        # goes only when neither unit is flagged alone. A trusted unit that is safe
+        # alone is read with its neighbours like any other.
+        if piece.reasons or (piece.trusted and scan.reasons(piece.text)):
             for joint in scan.together([p.text for p in run]):
                 why = (str(joint.finding),)
                 for i in joint.indexes:

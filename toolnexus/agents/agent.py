@@ -30,7 +30,7 @@ from .home import Home
 from .memory import memory_tool
 from .models import Message, Model
 from .recall import recall_tool
-from .scanner import Classifier
+from .scanner import Classifier, Scanner
 from .session import DEFAULT_MAX_TOOL_ROUNDS, Session, check_model, check_rounds, check_tools
 from .skills import serve_skills
 from .soul import compose_soul
@@ -112,7 +112,8 @@ class Agent:
         max_tool_rounds: Tool rounds allowed per `send` before `ToolRoundsExceeded`.
         strict: Compose souls strictly (`False`: bad skills become warnings).
         save: Save each session's conversation in the home (see `from_dir`).
-        scanner: A classifier of your own for the soul's memory (see `compose_soul`).
+        scanner: A classifier of your own, or a `Scanner`, for the soul's memory
+            (see `compose_soul`).
 
     Raises:
         AgentError: when two tools share a name, or an item of `tools` is not a Tool.
@@ -132,7 +133,7 @@ class Agent:
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         strict: bool = True,
         save: bool = False,
-        scanner: Classifier | None = None,
+        scanner: Scanner | Classifier | None = None,
     ) -> None:
         self._home = home if isinstance(home, Home) else Home(home)
         self._scanner = scanner
@@ -279,7 +280,7 @@ class _Wiring:
         memory: bool | None,
         recall: bool | None,
         mine: tuple[Tool, ...],
-        scanner: Classifier | None = None,
+        scanner: Scanner | Classifier | None = None,
     ) -> None:
         self.memory = memory
         self.recall = recall
@@ -354,7 +355,7 @@ def from_dir(
     model: Model | None = None,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
     strict: bool = True,
-    scanner: Classifier | None = None,
+    scanner: Scanner | Classifier | None = None,
 ) -> Agent:
     """Point at a home directory and get an agent wired with its tools.
 
@@ -383,7 +384,7 @@ def from_dir(
         model: The default model for sessions.
         max_tool_rounds: Tool rounds allowed per `send`.
         strict: `False` skips bad skills (as soul warnings) instead of raising.
-        scanner: A classifier of your own, added to the memory scanner for both
+        scanner: A classifier of your own (or a `Scanner`), added to the memory scanner for both
             the memory tool's writes and the soul (see `toolnexus.agents.scanner`).
 
     Raises:
@@ -417,7 +418,7 @@ def from_dir(
 
 
 def _every_problem(
-    home: Home, exc: HomeError, *, strict: bool, scanner: Classifier | None = None
+    home: Home, exc: HomeError, *, strict: bool, scanner: Scanner | Classifier | None = None
 ) -> HomeError:
     """Widen a wiring error to every problem composing would find: fix them all in one go."""
     try:

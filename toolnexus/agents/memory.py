@@ -170,6 +170,12 @@ class MemoryStore:
         Raises:
             MemoryEditError: the first refusal, naming its item (`item 3: ...`).
         """
+        if any(op.trusted for op in ops):
+            raise MemoryEditError(
+                "invalid arguments: operations: a trusted entry is written only by "
+                f"MemoryStore.add(text, trust=True), which marks it. {NOTHING}",
+                kind="invalid",
+            )
         return self._run(ops, batch=True, cancel=cancel)
 
     # -- internals -----------------------------------------------------------------
@@ -187,10 +193,13 @@ class MemoryStore:
             ops, name=self.name, limit=self.limit, batch=batch, scanner=self.scanner
         )
 
+        kept: list[MemoryDocument] = []
+
         def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
-            new, message, made = plan.apply(doc)
             if trust:
-                message += self._trust(plan.ops[0].text, new or doc)
+                self._trust_readable()
+            new, message, made = plan.apply(doc)
+            kept[:] = [new or doc]
             pending = tuple(
                 Pending(m.action, m.before, m.after, "merge" if m.merged else "entry") for m in made
             )
@@ -200,7 +209,10 @@ class MemoryStore:
             _remember(self._file, raw, new)
             return raw, message, pending
 
-        return self._write(change, source=source, cancel=cancel)
+        def then() -> str:  # under the lock, once the file is in place
+            return self._trust(plan.ops[0].text, kept[-1])
+
+        return self._write(change, source=source, cancel=cancel, then=then if trust else None)
 
     def _write(
         self,
@@ -209,18 +221,23 @@ class MemoryStore:
         source: str,
         cancel: threading.Event | None = None,
         record_found: bool = False,
+        then: Callable[[], str] | None = None,
     ) -> str:
         """Under the lock: record an outside edit if any, run `change` on the file as it is
         now, write its bytes (if any) and record what it did, with `source`.
 
         `record_found` records the file as found even when nothing is written and
-        the history does not exist yet: reading the log does that."""
+        the history does not exist yet: reading the log does that. `then` runs
+        under the lock once the file is in place (or found unchanged); what it
+        returns ends the message."""
         folder: Folder | None = None
         try:
             folder, name = Folder.of(Door(self.dir), self._file)
             for _ in range(_LOCK_RETRIES):
                 try:
-                    return self._write_locked(folder, name, change, source, cancel, record_found)
+                    return self._write_locked(
+                        folder, name, change, source, cancel, record_found, then
+                    )
                 except LockLost:
                     continue  # the lock file was deleted under us: redo the edit from disk
         except WriteCancelled:
@@ -278,6 +295,16 @@ class MemoryStore:
             kind="io",
         )
 
+    def _trust_readable(self) -> None:
+        """Refuse a trusted write while the trust marks cannot be read (it would drop them)."""
+        problem = read_trust(self.dir, self.target)[2]
+        if problem is not None:
+            raise MemoryEditError(
+                f"cannot trust: {problem}; a person must fix or delete that file first "
+                f"(it would lose the marks it holds). {NOTHING}",
+                kind="io",
+            )
+
     def _trust(self, entry: str, doc: MemoryDocument) -> str:
         """Mark `entry` trusted (under the file's lock), dropping marks whose entry is gone."""
         marks = {e for e in read_trust(self.dir, self.target)[1] if doc.note(e) is not None}
@@ -288,8 +315,8 @@ class MemoryStore:
         flagged = self.scanner.reasons(entry)
         why = f" (the scanner says: {'; '.join(flagged)})" if flagged else ""
         return (
-            f" Marked trusted{why}: a person vouched for it, so the soul shows it as "
-            "written; editing it ends the mark."
+            f" Marked trusted in {STATE_DIR}/{why}: a person vouched for it, so the soul "
+            "shows it as written; editing it ends the mark."
         )
 
     def _parse(self, data: bytes | None) -> MemoryDocument:
@@ -318,6 +345,7 @@ class MemoryStore:
         source: str,
         cancel: threading.Event | None,
         record_found: bool = False,
+        then: Callable[[], str] | None = None,
     ) -> str:
         state: State | None = None
         outcome: list[tuple[bytes | None, bytes | None, str, tuple[Pending, ...]]] = []
@@ -364,6 +392,9 @@ class MemoryStore:
                     fsync=self.fsync,
                     swapped=record,
                 )
+                if then is not None:
+                    base, new, said, pending = outcome[-1]
+                    outcome[-1] = (base, new, said + then(), pending)
             except HomeFileError as exc:
                 if exc.reason == "too_large" and state is not None:  # by size and digest
                     size, sha = _measure(folder, name)
@@ -399,7 +430,7 @@ def memory_tool(
     dir: str | Path,
     *,
     limits: Mapping[str, int] | None = None,
-    scanner: Classifier | None = None,
+    scanner: Scanner | Classifier | None = None,
 ) -> Tool:
     """Build the `memory` tool: add / replace / remove entries in `dir`'s memory files.
 
@@ -409,7 +440,7 @@ def memory_tool(
         limits: characters per file, `{"self": ..., "user": ...}` (either key may
             be left out). Defaults: IDENTITY.md's `memory_limits` when `dir` has
             one, else the package defaults.
-        scanner: a classifier of your own, run on new text after the built-in
+        scanner: a classifier of your own (or a `Scanner`), run on new text after the built-in
             scanner (`toolnexus.agents.scanner`): what it flags is refused. The
             categories IDENTITY.md's `scanner: {off: [...]}` names are not checked.
 

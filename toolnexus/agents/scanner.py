@@ -13,13 +13,14 @@ caught. Verdicts are memoised by text, so a write scans only what is new.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 from ._memo import remembered
 from ._rules import CATEGORIES, Finding
 from ._safety import scan as _builtin_scan
 
-__all__ = ["CATEGORIES", "Classifier", "Finding", "Scanner", "Together"]
+__all__ = ["CATEGORIES", "Classifier", "ClassifierError", "Finding", "Scanner", "Together"]
 
 #: A classifier of your own: the findings for a text (empty: it passes). It must be a
 #: pure function of the text (verdicts are memoised, and a soul is deterministic).
@@ -37,24 +38,37 @@ class Together:
     finding: Finding
 
 
-@dataclass(frozen=True, slots=True)
+class ClassifierError(RuntimeError):
+    """Your classifier raised: the text could not be judged, so it is not written."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Scanner:
     """The built-in scanner, less the categories in `off`, plus your `classifier`.
 
-    Build one with `Scanner(off=..., classifier=...)`, or let `memory_tool`,
-    `compose_soul` and `from_dir` build it from IDENTITY.md and their
-    `scanner=` argument.
+    Build one with `Scanner(off=..., classifier=...)` and pass it (or just a
+    classifier) as `scanner=` to `memory_tool`, `compose_soul` and `from_dir`,
+    which add the categories the home's IDENTITY.md switches off. Two scanners
+    are equal when they switch off the same categories and hold the very same
+    classifier object (which need not be hashable).
 
     Raises:
         ValueError: when `off` names an unknown category (the known ones listed).
+        TypeError: when `classifier` is not callable.
     """
 
     off: frozenset[str] = frozenset()
     classifier: Classifier | None = None
-    _key: tuple[object, ...] = field(init=False, repr=False, compare=False)
+    _key: tuple[object, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        off = frozenset(self.off)
+        if self.classifier is not None and not callable(self.classifier):
+            raise TypeError(
+                f"scanner: a classifier is a function from a text to Findings, "
+                f"not {type(self.classifier).__name__}"
+            )
+        raw: object = self.off
+        off = frozenset((raw,) if isinstance(raw, str) else self.off)
         unknown = sorted(off - set(CATEGORIES))
         if unknown:
             raise ValueError(
@@ -62,11 +76,23 @@ class Scanner:
                 f"{', '.join(map(repr, unknown))} (known: {', '.join(CATEGORIES)})"
             )
         object.__setattr__(self, "off", off)
-        object.__setattr__(self, "_key", (off, self.classifier))
+        object.__setattr__(self, "_key", (off, id(self.classifier)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Scanner):
+            return NotImplemented
+        return self.off == other.off and self.classifier is other.classifier
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def with_off(self, off: Iterable[str]) -> Scanner:
+        """This scanner with the categories `off` switched off as well."""
+        return Scanner(off=self.off | frozenset(off), classifier=self.classifier)
 
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Why `text` may not enter a system prompt: one finding per category (empty: it may)."""
-        return remembered(("scan", self._key, text), len(text), lambda: self._scan(text, False))
+        return remembered(("scan", self, text), len(text), lambda: self._scan(text, False))
 
     def reasons(self, text: str) -> tuple[str, ...]:
         """`scan` as lines, each starting with its category (`"secret: ..."`)."""
@@ -83,9 +109,7 @@ class Scanner:
         for text in texts:
             starts.append(at)
             at += len(text) + len(_JOIN)
-        found = remembered(
-            ("together", self._key, joined), len(joined), lambda: self._scan(joined, True)
-        )
+        found = remembered(("together", self, joined), len(joined), lambda: self._joined(texts))
         out: list[Together] = []
         for finding in found:
             start, end = finding.span
@@ -113,17 +137,38 @@ class Scanner:
                 return where, other, tuple(dict.fromkeys(str(t.finding) for t in found))
         return None
 
+    def _joined(self, texts: Sequence[str]) -> tuple[Finding, ...]:
+        """Every built-in match in `texts` joined; your classifier reads each pair of
+        neighbours (a classifier that cannot place a span must not take a whole file)."""
+        joined = _JOIN.join(texts)
+        found = list(_builtin_scan(joined, off=self.off, every=True))
+        if self.classifier is not None:
+            at = 0
+            for first, second in pairwise(texts):
+                pair = first + _JOIN + second
+                for f in self._classified(pair):
+                    start, end = f.span
+                    found.append(replace(f, span=(at + start, at + end)))
+                at += len(first) + len(_JOIN)
+        return tuple(found)
+
+    def _classified(self, text: str) -> list[Finding]:
+        assert self.classifier is not None
+        try:
+            got = list(self.classifier(text))
+        except Exception as exc:
+            raise ClassifierError(f"scanner {self.classifier!r} failed: {exc}") from exc
+        for finding in got:
+            if not isinstance(finding, Finding):
+                raise TypeError(
+                    f"scanner {self.classifier!r} returned {type(finding).__name__}, not a Finding"
+                )
+        return [f for f in got if f.category not in self.off]
+
     def _scan(self, text: str, every: bool) -> tuple[Finding, ...]:
         found = list(_builtin_scan(text, off=self.off, every=every))
         if self.classifier is not None:
-            for finding in self.classifier(text):
-                if not isinstance(finding, Finding):
-                    raise TypeError(
-                        f"scanner {self.classifier!r} returned {type(finding).__name__}, "
-                        "not a Finding"
-                    )
-                if finding.category not in self.off:
-                    found.append(finding)
+            found.extend(self._classified(text))
         return tuple(found)
 
 

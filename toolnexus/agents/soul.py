@@ -122,7 +122,7 @@ class Soul(BaseModel):
 
 
 def compose_soul(
-    dir: str | os.PathLike[str], *, strict: bool = True, scanner: Classifier | None = None
+    dir: str | os.PathLike[str], *, strict: bool = True, scanner: Scanner | Classifier | None = None
 ) -> Soul:
     """Compose the soul of the home at `dir` (the same as `Home(dir).compose()`).
 
@@ -133,7 +133,7 @@ def compose_soul(
             out of the home, a FIFO, over its cap, not UTF-8) is left out, a broken
             `soul.md.j2` gives way to the default layout; each is a warning on the
             soul. Only a bad IDENTITY.md still raises: there is no persona without it.
-        scanner: a classifier of your own, run on memory after the built-in
+        scanner: a classifier of your own (or a `Scanner`), run on memory after the built-in
             scanner (`toolnexus.agents.scanner`); what it flags is withheld too.
 
     Raises:
@@ -195,6 +195,8 @@ def _build(loaded: Loaded, *, strict: bool) -> Soul:
         found = [(w.line, withheld_warning(w)) for w in held]
         found += [(s.line, _skipped_warning(file, s)) for s in view.skipped]
         warnings += [line for _, line in sorted(found)]
+        if mem.trust_problem is not None:
+            warnings.append(f"{mem.trust_problem}: so no entry of {file} is trusted")
         limit = config.memory_limits.for_target(target)
         chars = mem.doc.chars
         if chars >= MEMORY_WARN_RATIO * limit:

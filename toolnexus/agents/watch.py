@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from ..errors import HomeError
-from ._files import IDENTITY_FILE, MEMORY_FILES, SKILLS_DIR, TEMPLATE_FILE
+from ._files import IDENTITY_FILE, MEMORY_FILES, SKILLS_DIR, STATE_DIR, TEMPLATE_FILE
 from ._skillfile import SKILL_NAME_RE
 from .home import Home
 from .soul import Soul
@@ -24,6 +24,7 @@ __all__ = ["is_relevant", "watch_home"]
 
 #: Files directly in the home that shape the soul; everything under skills/ counts too.
 _TOP_FILES = frozenset({IDENTITY_FILE, TEMPLATE_FILE, *MEMORY_FILES.values()})
+_TRUST_FILES = frozenset(f"trusted-{name}.json" for name in MEMORY_FILES.values())
 
 #: Editor leftovers: vim swap files and its `4913` write test, emacs backups and
 #: autosaves, JetBrains safe-write temps. Dotfiles (the memory tool's temp and
@@ -34,8 +35,9 @@ _EDITOR_JUNK = re.compile(r"(\.sw[a-p]x?|~|\.tmp|___jb_\w+___)$|^(4913|#.*#)$")
 def is_relevant(home: Home, path: str | os.PathLike[str]) -> bool:
     """Tell whether a change at `path` can change `home`'s soul.
 
-    True for IDENTITY.md, MEMORY.md, USER.md, soul.md.j2 and anything under
-    skills/ (the folder itself included), except dotfiles, anything in a hidden
+    True for IDENTITY.md, MEMORY.md, USER.md, soul.md.j2, the trust marks in
+    .toolnexus/ and anything under skills/ (the folder itself included), except
+    dotfiles, anything in a hidden
     folder, and editor leftovers (judged by the file's own name; `skills/4913`
     is a skill's folder, not vim's write test).
     """
@@ -43,6 +45,8 @@ def is_relevant(home: Home, path: str | os.PathLike[str]) -> bool:
     if rel == os.curdir or rel.startswith(os.pardir):
         return False
     parts = rel.split(os.sep)
+    if parts[0] == STATE_DIR and len(parts) == 2 and parts[1] in _TRUST_FILES:
+        return True  # trust marks (`memory add --trust`) change what the soul shows
     if any(part.startswith(".") for part in parts):
         return False  # dotfiles, and anything in a hidden folder (.git/)
     # Editor leftovers are files, so only the last part is matched, and skills/<name>
