@@ -188,6 +188,7 @@ def load_memory(
         ("view", sha, scanner, trusted),
         doc.chars,
         lambda: view(doc, scan=scanner, trusted=trusted),
+        view=True,
     )
     return sha, MemoryFile(doc=doc, view=shown, trust=trust_sha, trust_problem=trust_problem)
 

@@ -70,7 +70,7 @@ class _LRU:
 
 _PARSED = _LRU(_PARSED_BUDGET)
 _VERDICTS = _LRU(_VERDICTS_BUDGET)
-_VERDICTS_LOCK = threading.Lock()
+_MEMO_LOCK = threading.Lock()
 #: Files as last read, by path: a few hundred bytes each, forgotten all at once when full.
 _SEEN: dict[str, _Seen] = {}
 _SEEN_MAX = 4096
@@ -163,7 +163,8 @@ def memo(
     if found is None:
         return None
     sha, data = found
-    value = _PARSED.get((kind, path, sha))
+    with _MEMO_LOCK:
+        value = _PARSED.get((kind, path, sha))
     if value is None:
         if data is None:  # known by its signature, but its parse was forgotten
             data = door.read(path, cap=cap)
@@ -175,7 +176,8 @@ def memo(
         except HomeError as exc:
             value = exc
         weight = len(data) if cost is None or isinstance(value, HomeError) else cost(value)
-        _PARSED.put((kind, path, sha), value, _ENTRY_OVERHEAD + weight)
+        with _MEMO_LOCK:
+            _PARSED.put((kind, path, sha), value, _ENTRY_OVERHEAD + weight)
     return sha, value
 
 
@@ -192,15 +194,18 @@ def parsed(
     return sha, value
 
 
-def remembered(key: Any, size: int, compute: Callable[[], T]) -> T:
-    """`compute()`, memoised under `key` (a scanner's verdict on a text of `size` characters).
+def remembered(key: Any, size: int, compute: Callable[[], T], *, view: bool = False) -> T:
+    """`compute()`, memoised under `key`: a scanner's verdict on a text of `size`
+    characters, or (`view`) what a soul shows of a file of `size` characters, kept
+    with the parses (it holds about three copies of the file's text).
 
     Safe from several threads (memory writes run in worker threads): the memo is
     locked, `compute` runs outside the lock."""
-    with _VERDICTS_LOCK:
-        value: T | None = _VERDICTS.get(key)
+    memo, cost = (_PARSED, 3 * size) if view else (_VERDICTS, size)
+    with _MEMO_LOCK:
+        value: T | None = memo.get(key)
     if value is None:
         value = compute()
-        with _VERDICTS_LOCK:
-            _VERDICTS.put(key, value, _ENTRY_OVERHEAD + size)
+        with _MEMO_LOCK:
+            memo.put(key, value, _ENTRY_OVERHEAD + cost)
     return value
