@@ -225,10 +225,7 @@ def without_needs(rule: _safety.Rule) -> _safety.Rule:
 
 def scan_every_rule(text: str) -> tuple[str, ...]:
     """`scan_text` with no rule skipped: every pattern searched on every form it reads."""
-    with (
-        mock.patch.object(_safety, "ALL_RULES", tuple(map(without_needs, _safety.ALL_RULES))),
-        mock.patch.object(_safety, "_GLUED", without_needs(_safety._GLUED)),
-    ):
+    with mock.patch.object(_safety, "ALL_RULES", tuple(map(without_needs, _safety.ALL_RULES))):
         return _safety.scan_text(text)
 
 
@@ -261,7 +258,7 @@ def test_skipping_by_needs_changes_no_verdict_on_the_suites_texts() -> None:
 def rule_words() -> list[str]:
     """The words the rules are built from, and the punctuation they look for."""
     words: set[str] = set()
-    for rule in (*_safety.ALL_RULES, _safety._GLUED):
+    for rule in _safety.ALL_RULES:
         source = re.sub(r"\\[sSwWbBdDZ]", " ", rule.source)
         words.update(re.findall(r"[^\W\d_][^\W_']+", source))
         words.update(rule.needs)

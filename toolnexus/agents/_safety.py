@@ -32,12 +32,9 @@ from ._decode import decoded
 from ._rules import CATEGORIES, CLAUSE_START, RULES, Finding, Rule, compiled
 from ._rules_intl import INTL_RULES
 from ._scantext import Form, flags, forms, hidden_tag_text, is_ignorable, skeleton
-from ._scantext import written as skeleton_written
+from ._scantext import written as written_form
 
 __all__ = ["ALL_RULES", "CATEGORIES", "RULES", "Finding", "Rule", "scan", "scan_text", "skeleton"]
-
-#: Every rule, in the order findings are reported.
-ALL_RULES: tuple[Rule, ...] = (*RULES[:1], *INTL_RULES, *RULES[1:])
 
 _MAX_DEPTH = 2
 #: The forms neighbours read together are read in.
@@ -61,6 +58,9 @@ _GLUED = Rule(
         r"|exfiltrat"
     ),
 )
+
+#: Every rule, in the order findings are reported.
+ALL_RULES: tuple[Rule, ...] = (*RULES[:1], *INTL_RULES, *RULES[1:], _GLUED)
 
 # -- characters --------------------------------------------------------------------------
 
@@ -165,7 +165,7 @@ def _excerpt(rule: Rule, found: str) -> tuple[str, int]:
 
 
 def _as_written(text: str) -> str:
-    shown = " ".join(skeleton_written(text).split()).strip(" .!?;:,(")
+    shown = " ".join(written_form(text).split()).strip(" .!?;:,(")
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
@@ -218,29 +218,32 @@ def scan(
     were read entry by entry.
     """
     off = frozenset(off)
-    lowered: dict[str, str] = {}
+    found: list[Finding] = []
     if every:
         # The main forms come first, and the others are only built when asked for.
-        main = takewhile(lambda f: f.name in _MAIN_FORMS, forms(text))
-        views = {form.name: form for form in main}
-        found: list[Finding] = []
-        for rule in ALL_RULES:
-            found.extend(_rule_findings(rule, views, lowered, every))
-        return tuple(f for f in _unique(found, every) if f.category not in off)
-    found = _char_findings(text)
-    for hidden in hidden_tag_text(text):
-        for inner in scan(hidden.text, every=every, _depth=_depth + 1):
-            if inner.category not in ("invisible-character", "control-character"):
-                found.append(_moved(inner, hidden.span, "tag characters"))
-    views = {form.name: form for form in forms(text)}
-    for rule in (*ALL_RULES, _GLUED):
+        views = {f.name: f for f in takewhile(lambda f: f.name in _MAIN_FORMS, forms(text))}
+    else:
+        found += _char_findings(text)
+        for hidden in hidden_tag_text(text):
+            found += _inner(hidden.text, hidden.span, "tag characters", _depth)
+        views = {form.name: form for form in forms(text)}
+    lowered: dict[str, str] = {}
+    for rule in ALL_RULES:
         found.extend(_rule_findings(rule, views, lowered, every))
-    if _depth < _MAX_DEPTH:
+    if not every and _depth < _MAX_DEPTH:
         for payload in decoded(text):
-            for inner in scan(payload.text, every=every, _depth=_depth + 1):
-                if inner.category not in ("invisible-character", "control-character"):
-                    found.append(_moved(inner, payload.span, payload.via))
+            found += _inner(payload.text, payload.span, payload.via, _depth)
     return tuple(f for f in _unique(found, every) if f.category not in off)
+
+
+def _inner(text: str, span: tuple[int, int], via: str, depth: int) -> list[Finding]:
+    """The findings of text hidden at `span` (decoded `via`), placed at that span; its
+    characters were judged where it was hidden."""
+    return [
+        _moved(f, span, via)
+        for f in scan(text, _depth=depth + 1)
+        if f.category not in ("invisible-character", "control-character")
+    ]
 
 
 def _moved(inner: Finding, span: tuple[int, int], via: str) -> Finding:

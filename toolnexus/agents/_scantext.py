@@ -134,8 +134,12 @@ def _sub(
     repl: Callable[[re.Match[str]], str],
     text: str,
     offsets: Offsets | None,
+    *,
+    stride: int = 0,
 ) -> tuple[str, Offsets | None]:
-    """`pattern.sub(repl, text)`, the map kept: a replacement maps to where its match began."""
+    """`pattern.sub(repl, text)`, the map kept: a replacement of the same length maps
+    character for character, any other to where its match began; with `stride`, a
+    replacement keeps every `stride`-th character of its match and maps to those."""
     if offsets is None:
         return pattern.sub(repl, text), None
     parts: list[str] = []
@@ -146,7 +150,9 @@ def _sub(
         mapped.extend(offsets[last : m.start()])
         new = repl(m)
         parts.append(new)
-        if new and len(new) == m.end() - m.start():
+        if stride:
+            mapped.extend(offsets[m.start() : m.end() : stride])
+        elif new and len(new) == m.end() - m.start():
             mapped.extend(offsets[m.start() : m.end()])
         else:
             mapped.extend([offsets[m.start()]] * len(new))
@@ -227,20 +233,7 @@ def _joined(text: str, offsets: Offsets | None) -> tuple[str, Offsets | None]:
 
 def _glued(text: str, offsets: Offsets | None) -> tuple[str, Offsets | None]:
     spaced = _SPACED_SHORT if _SPACED.search(text) else _SPACED
-    if offsets is None:
-        return spaced.sub(_glue, text), None
-    parts: list[str] = []
-    mapped: Offsets = []
-    last = 0
-    for m in spaced.finditer(text):
-        parts.append(text[last : m.start()])
-        mapped.extend(offsets[last : m.start()])
-        parts.append(m.group()[::2])
-        mapped.extend(offsets[m.start() : m.end() : 2])
-        last = m.end()
-    parts.append(text[last:])
-    mapped.extend(offsets[last:])
-    return "".join(parts), mapped
+    return _sub(spaced, _glue, text, offsets, stride=2)
 
 
 def _collapsed(text: str, offsets: Offsets | None) -> tuple[str, Offsets | None]:

@@ -157,40 +157,37 @@ def _unit_next_to(blocks: Sequence[Block], at: int, step: int) -> str | None:
             if block.text.strip():
                 return block.text
         else:
-            units = [p.text for p in _prose(block, _NoScan()) if p.kind == "prose"]
+            lines = _lines(block.raw)
+            units = _units(lines)
             if units:
-                return units[-1] if step < 0 else units[0]
+                a, b = units[-1] if step < 0 else units[0]
+                return "".join(lines[a:b]).removesuffix("\n")
         i += step
     return None
-
-
-class _NoScan:
-    """A reader that flags nothing: `_prose` cuts a run into units without judging them."""
-
-    def reasons(self, text: str) -> tuple[str, ...]:
-        return ()
-
-    def together(self, texts: Sequence[str]) -> Sequence[_Joint]:
-        return ()
 
 
 def _read_together(pieces: list[_Piece], scan: Reader) -> None:
     """Withhold the units a match spans when only read with their neighbours (SPEC §3)."""
     run: list[_Piece] = []
-    for piece in [*pieces, _Piece("", "entry", reasons=("end",))]:
+
+    def read(run: list[_Piece]) -> None:
+        for joint in scan.together([p.text for p in run]):
+            why = (str(joint.finding),)
+            for i in joint.indexes:
+                run[i].reasons = _merge(run[i].reasons, why)
+
+    for piece in pieces:
         if piece.kind in ("blank", "skipped"):
             continue
         # A unit flagged alone (withheld, or kept because trusted) ends the run: a pair
         # goes only when neither unit is flagged alone. A trusted unit that is safe
         # alone is read with its neighbours like any other.
         if piece.reasons or (piece.trusted and scan.reasons(piece.text)):
-            for joint in scan.together([p.text for p in run]):
-                why = (str(joint.finding),)
-                for i in joint.indexes:
-                    run[i].reasons = _merge(run[i].reasons, why)
+            read(run)
             run = []
         else:
             run.append(piece)
+    read(run)
 
 
 def _render(pieces: list[_Piece], skipped: list[Skipped]) -> View:
@@ -243,20 +240,9 @@ class _Shown:
 
 def _prose(block: Block, scan: Reader) -> list[_Piece]:
     """A prose run as units and blank lines, each unit with why it is withheld (if it is)."""
-    # 1. Cut the run into units: (first line, end line) indexes into `lines`.
+    # 1. Cut the run into units.
     lines = _lines(block.raw)
-    units: list[tuple[int, int]] = []
-    i = 0
-    while i < len(lines):
-        if _blank(lines[i]):
-            i += 1
-            continue
-        j = i + 1
-        if not _HEADING.match(lines[i]):
-            while j < len(lines) and not _blank(lines[j]) and not _HEADING.match(lines[j]):
-                j += 1
-        units.append((i, j))
-        i = j
+    units = _units(lines)
     reasons: list[tuple[str, ...]] = [()] * len(units)
     if scan.reasons(block.text):
         # 2. Each unit alone; then each pair of neighbours neither of which is flagged alone.
@@ -290,6 +276,24 @@ def _prose(block: Block, scan: Reader) -> list[_Piece]:
         pieces.append(_Piece(raw, "prose", raw.removesuffix("\n"), block.line + i, why))
         i = end
     return pieces
+
+
+def _units(lines: list[str]) -> list[tuple[int, int]]:
+    """A prose run's units, as (first line, end line) indexes into `lines`: a heading
+    line is one, a paragraph (lines up to a blank line or a heading) another."""
+    units: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        if _blank(lines[i]):
+            i += 1
+            continue
+        j = i + 1
+        if not _HEADING.match(lines[i]):
+            while j < len(lines) and not _blank(lines[j]) and not _HEADING.match(lines[j]):
+                j += 1
+        units.append((i, j))
+        i = j
+    return units
 
 
 def _lines(raw: str) -> list[str]:
