@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _loopback_openai import LoopbackServer, loopback_server
+from _pgserver import PgServer, find_bindir
 
 HOMES = Path(__file__).parent / "homes"
 EXAMPLES = Path(__file__).parent.parent / "personas_example"
@@ -121,3 +124,38 @@ def server() -> Iterator[LoopbackServer]:
     """A loopback server speaking the providers' wire formats, for the test's length."""
     with loopback_server() as running:
         yield running
+
+
+NO_POSTGRES = (
+    "PostgreSQL server binaries (pg_ctl, initdb) not found: the PostgreSQL store tests "
+    "did not run; install postgresql"
+)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One real PostgreSQL server for the whole run (skipped without the binaries, failed
+    on CI, where a silent skip would hide the store's tests)."""
+    bindir = find_bindir()
+    if bindir is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(NO_POSTGRES)
+        pytest.skip(NO_POSTGRES)
+    server = PgServer(bindir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg_dsn(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The DSN of a fresh, empty database of the test's own, with PGPASSWORD set for it;
+    the database is dropped afterwards if the server still runs."""
+    name = f"t_{uuid.uuid4().hex}"
+    pg_server.create_database(name)
+    monkeypatch.setenv("PGPASSWORD", pg_server.password)
+    yield pg_server.dsn(name)
+    if pg_server.running:
+        pg_server.drop_database(name)

@@ -12,6 +12,8 @@ ToolnexusError                  root: catch this to catch anything toolnexus rai
 │                               undo whose entry changed since, an unusable state database)
 ├── ConversationError           a saved-conversation action cannot apply (no such session,
 │                               an import file that is not chat format, an unusable database)
+├── StoreError                  a home's database store cannot be used (unreachable, its key
+│                               claimed by another identity, a newer schema, a copy refused)
 ├── ArgumentError (ValueError)  a function was given an argument value it cannot use
 └── AgentError                  an agent cannot be wired or a conversation cannot go on
     ├── ModelError              a model provider failed or answered nonsense
@@ -42,6 +44,7 @@ __all__ = [
     "HomeFileError",
     "MemoryEditError",
     "ModelError",
+    "StoreError",
     "ToolDefinitionError",
     "ToolError",
     "ToolRoundsExceeded",
@@ -61,6 +64,10 @@ HISTORY_KINDS: tuple[HistoryKind, ...] = get_args(HistoryKind)
 #: Why a saved-conversation action was refused; `ConversationError.kind` is one of these.
 ConversationKind = Literal["not_found", "ambiguous", "invalid", "state"]
 CONVERSATION_KINDS: tuple[ConversationKind, ...] = get_args(ConversationKind)
+
+#: Why a store action was refused; `StoreError.kind` is always one of these.
+StoreKind = Literal["unreachable", "claimed", "schema", "not_empty", "unsupported"]
+STORE_KINDS: tuple[StoreKind, ...] = get_args(StoreKind)
 
 #: Why the door refused a home file; `HomeFileError.reason` is always one of these.
 FileRefusal = Literal[
@@ -167,6 +174,24 @@ class HistoryError(ToolnexusError):
 
     def __init__(self, message: str, *, kind: HistoryKind) -> None:
         _one_of("kind", kind, HISTORY_KINDS)
+        self.kind = kind
+        super().__init__(message)
+
+
+class StoreError(ToolnexusError):
+    """A home's database store cannot be used; nothing was written.
+
+    `kind` says why: `"unreachable"` (the server cannot be reached or failed
+    mid-call), `"claimed"` (its key belongs to a different IDENTITY.md),
+    `"schema"` (made by a newer toolnexus, or not migrated), `"not_empty"` (a
+    push or pull would overwrite what is there) or `"unsupported"` (an action
+    the database store does not offer).
+    """
+
+    kind: StoreKind
+
+    def __init__(self, message: str, *, kind: StoreKind) -> None:
+        _one_of("kind", kind, STORE_KINDS)
         self.kind = kind
         super().__init__(message)
 

@@ -22,6 +22,7 @@ __all__ = [
     "MemoryLimits",
     "ScannerConfig",
     "Target",
+    "check_dsn",
     "memory_limit",
     "parse_identity",
 ]
@@ -149,6 +150,39 @@ class IdentityConfig(BaseModel):
     scanner: ScannerConfig = Field(
         default_factory=ScannerConfig, description="The memory scanner's switches for this home."
     )
+    store: str | None = Field(
+        default=None,
+        description="A PostgreSQL DSN (no password) holding memory, history and conversations.",
+    )
+    store_key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="The persona's key in that store (default: its name).",
+    )
+
+    @field_validator("store")
+    @classmethod
+    def _dsn(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_dsn(value)
+        return value
+
+
+def check_dsn(dsn: str) -> None:
+    """Refuse a store DSN that is not PostgreSQL's or that carries a password.
+
+    A home is copied, committed and shared: the password comes from `PGPASSWORD`
+    or `~/.pgpass`, never from a file in it.
+    """
+    if not dsn.startswith(("postgresql://", "postgres://")):
+        raise ValueError("a store must be a postgresql:// address (the folder is the default)")
+    rest = dsn.split("://", 1)[1]
+    userinfo = rest.split("@", 1)[0] if "@" in rest.split("/", 1)[0] else ""
+    if ":" in userinfo or "password=" in dsn.lower():
+        raise ValueError(
+            "a store address must not hold a password: set PGPASSWORD or use ~/.pgpass"
+        )
 
 
 class Identity(BaseModel):

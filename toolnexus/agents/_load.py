@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import HomeError, HomeFileError
+from ..errors import HomeError, HomeFileError, StoreError
 from ._files import (
     FILE_CAP,
     IDENTITY_FILE,
@@ -42,6 +42,8 @@ from .scanner import Classifier, Scanner
 if TYPE_CHECKING:
     import jinja2
 
+    from ._pg import PgStore
+
 __all__ = [
     "Loaded",
     "MemoryFile",
@@ -49,6 +51,7 @@ __all__ = [
     "Source",
     "find_identity",
     "home_scanner",
+    "home_store",
     "load_home",
     "load_identity",
     "load_memory",
@@ -58,6 +61,9 @@ __all__ = [
     "scan_skills",
     "valid_skills",
 ]
+
+#: The environment variable that points every home at a database store.
+STORE_VARIABLE = "TOOLNEXUS_STORE"
 
 # -- what a home holds ------------------------------------------------------------------
 
@@ -161,28 +167,41 @@ def load_identity(home: Path) -> tuple[str, Identity]:
 
 
 def load_memory(
-    home: Path, target: Target, *, limit: int | None = None, scanner: Scanner | None = None
+    home: Path,
+    target: Target,
+    *,
+    limit: int | None = None,
+    scanner: Scanner | None = None,
+    store: PgStore | None = None,
 ) -> tuple[str | None, MemoryFile]:
     """Return a memory file's content hash (None if absent) and its parsed, checked blocks.
 
     `limit` (characters) sets the file's byte cap (`memory_cap`); by default it is
     the home's `memory_limits`, or the package default when IDENTITY.md cannot
     tell. `scanner` decides what is withheld (default: `home_scanner(home)`);
-    entries a person trusted (`_trust`) are shown whatever it says.
+    entries a person trusted (`_trust`) are shown whatever it says. With a
+    database `store`, the file's text comes from there (trust marks are the
+    folder's alone).
 
     Raises:
         HomeFileError: when the door refuses it (a link out, not a regular file,
             over its cap, not UTF-8 text).
+        StoreError: when the database store cannot be reached.
     """
     if limit is None:
         limit = _limits(home).for_target(target)
     if scanner is None:
         scanner = home_scanner(home)
     path = os.fspath(home / MEMORY_FILES[target])
-    found = parsed(Door(home), "memory", path, _parse_memory, cap=memory_cap(limit))
+    if store is not None:
+        found = _stored(store, target, path)
+    else:
+        found = parsed(Door(home), "memory", path, _parse_memory, cap=memory_cap(limit))
     sha, doc = (None, _EMPTY_DOC) if found is None else found
     trust_sha, trusted, trust_problem = (
-        read_trust(home, target) if doc.entries else (None, frozenset[str](), None)
+        read_trust(home, target)
+        if doc.entries and store is None
+        else (None, frozenset[str](), None)
     )
     shown = remembered(
         ("view", sha, scanner, trusted),
@@ -191,6 +210,50 @@ def load_memory(
         view=True,
     )
     return sha, MemoryFile(doc=doc, view=shown, trust=trust_sha, trust_problem=trust_problem)
+
+
+def _stored(store: PgStore, target: Target, path: str) -> tuple[str, MemoryDocument] | None:
+    """A memory file's hash and parse from a database store (memoised by its bytes)."""
+    data = store.read(target)
+    if data is None:
+        return None
+    sha = hashlib.sha256(data).hexdigest()
+    text = decode(data, path)
+    return sha, remembered(("stored", sha), len(text), lambda: parse_memory(text), view=True)
+
+
+def home_store(home: Path, found: tuple[str, Identity] | None) -> PgStore | None:
+    """The database store `home` uses, or None for its folder: `TOOLNEXUS_STORE`, else
+    IDENTITY.md's `store:`; the persona's key is `store_key:`, else its name.
+
+    Raises:
+        HomeError: when a store is set but IDENTITY.md is missing (it names the
+            persona and claims the key), or `TOOLNEXUS_STORE` is not a PostgreSQL address.
+    """
+    dsn = os.environ.get(STORE_VARIABLE, "").strip()
+    if dsn and not dsn.startswith(("postgresql://", "postgres://")):
+        raise HomeError(
+            f"{STORE_VARIABLE}={dsn[:40]!r}: not a postgresql:// address (unset it to keep "
+            "memory in the home's folder)"
+        )
+    if not dsn and (found is None or found[1].config.store is None):
+        return None
+    if found is None:
+        raise HomeError(
+            f"{home / IDENTITY_FILE}: missing: a home kept in a database store needs an "
+            "IDENTITY.md (its name is the persona's key there)"
+        )
+    sha, identity = found
+    config = identity.config
+    # The database store (psycopg) is loaded only by a home that uses one.
+    from ._pg import PgStore
+
+    return PgStore(
+        dsn=dsn or str(config.store),
+        key=config.store_key or config.name,
+        name=config.name,
+        identity=sha,
+    )
 
 
 def home_scanner(
@@ -383,13 +446,22 @@ def load_home(home: Path, classifier: Scanner | Classifier | None = None) -> Loa
     scanner = home_scanner(home, classifier, identity=identity)
     memory: dict[Target, MemoryFile] = {}
     shas: dict[Target, str | None] = {}
+    store: PgStore | None = None
+    if identity is not None:
+        try:
+            store = home_store(home, (str(id_sha), identity))
+        except HomeError as exc:
+            identity_problems += exc.problems
     for target in MEMORY_ORDER:
         try:
             shas[target], memory[target] = load_memory(
-                home, target, limit=limits.for_target(target), scanner=scanner
+                home, target, limit=limits.for_target(target), scanner=scanner, store=store
             )
-        except HomeError as exc:
-            part_problems.extend((target, p) for p in exc.problems)
+        except (HomeError, StoreError) as exc:
+            problems = (
+                exc.problems if isinstance(exc, HomeError) else (f"{MEMORY_FILES[target]}: {exc}",)
+            )
+            part_problems.extend((target, p) for p in problems)
             shas[target], memory[target] = _UNREADABLE, _EMPTY_MEMORY
     scan = scan_skills(home)
     hashes = (

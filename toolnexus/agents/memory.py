@@ -16,14 +16,22 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..errors import ArgumentError, HistoryError, HomeError, HomeFileError, MemoryEditError
+from ..errors import (
+    ArgumentError,
+    HistoryError,
+    HomeError,
+    HomeFileError,
+    MemoryEditError,
+    StoreError,
+)
 from ..tools import Tool, call_context, define_tool
 from . import _history
 from ._files import MEMORY_FILES, READ_FLAGS, Door, decode, memory_cap
 from ._history import Pending
 from ._identity import MemoryLimits, Target, memory_limit
-from ._load import find_identity, home_scanner
+from ._load import find_identity, home_scanner, home_store
 from ._memargs import DESCRIPTION, MemoryArgs
 from ._memedit import NOTHING, Op, Plan, usage
 from ._memfile import Block, MemoryDocument, nfc, parse_memory
@@ -40,6 +48,9 @@ from ._store import (
 )
 from ._trust import read_trust, write_trust
 from .scanner import DEFAULT, Classifier, Scanner
+
+if TYPE_CHECKING:
+    from ._pg import PgStore
 
 __all__ = [
     "MEMORY_FILES",
@@ -212,7 +223,57 @@ class MemoryStore:
         def then() -> str:  # under the lock, once the file is in place
             return self._trust(plan.ops[0].text, kept[-1])
 
+        store = self._database()
+        if store is not None:
+            return self._write_stored(store, change, source=source, cancel=cancel, trust=trust)
         return self._write(change, source=source, cancel=cancel, then=then if trust else None)
+
+    def _database(self) -> PgStore | None:
+        """The database store the home uses (None: its folder), as configured right now."""
+        try:
+            return home_store(self.dir, find_identity(self.dir))
+        except HomeError as exc:
+            raise MemoryEditError(
+                f"cannot write {self.name}: {exc}. {NOTHING}", kind="io"
+            ) from None
+
+    def _write_stored(
+        self,
+        store: PgStore,
+        change: Change,
+        *,
+        source: str,
+        cancel: threading.Event | None,
+        trust: bool,
+    ) -> str:
+        """Run `change` in the database store: the same edit, limits and messages as in
+        the folder, under the persona's row lock instead of the file's."""
+        if trust:
+            raise MemoryEditError(
+                f"cannot trust: {store.where} keeps no trust marks; add the entry without "
+                f"trust, or trust it in a folder home. {NOTHING}",
+                kind="io",
+            )
+        try:
+            return store.edit(
+                self.target,
+                lambda data: change(self._parse(data), data),
+                source=source,
+                cancel=cancel,
+            )
+        except WriteCancelled:
+            raise MemoryEditError(
+                f"cancelled: the call was given up before anything was written to "
+                f"{self.name}. {NOTHING}",
+                kind="cancelled",
+            ) from None
+        except StoreError as exc:
+            tail = "" if "may or may not" in str(exc) else f" {NOTHING}"
+            raise MemoryEditError(
+                f"cannot write {self.name}: {exc}. The session goes on; try again once the "
+                f"store is back.{tail}",
+                kind="io",
+            ) from None
 
     def _write(
         self,
