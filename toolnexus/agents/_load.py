@@ -34,6 +34,7 @@ from ._identity import Identity, MemoryLimits, Target, parse_identity
 from ._memfile import MemoryDocument, parse_memory
 from ._memo import memo, parsed, remembered
 from ._skillfile import Skill, SkillInfo, parse_skill
+from ._storeconf import home_store, stored
 from ._template import DEFAULT_TEMPLATE, compile_template
 from ._trust import read_trust, trust_path
 from ._withhold import View, view
@@ -51,7 +52,6 @@ __all__ = [
     "Source",
     "find_identity",
     "home_scanner",
-    "home_store",
     "load_home",
     "load_identity",
     "load_memory",
@@ -61,9 +61,6 @@ __all__ = [
     "scan_skills",
     "valid_skills",
 ]
-
-#: The environment variable that points every home at a database store.
-STORE_VARIABLE = "TOOLNEXUS_STORE"
 
 # -- what a home holds ------------------------------------------------------------------
 
@@ -194,7 +191,7 @@ def load_memory(
         scanner = home_scanner(home)
     path = os.fspath(home / MEMORY_FILES[target])
     if store is not None:
-        found = _stored(store, target, path)
+        found = stored(store, target, path)
     else:
         found = parsed(Door(home), "memory", path, _parse_memory, cap=memory_cap(limit))
     sha, doc = (None, _EMPTY_DOC) if found is None else found
@@ -210,50 +207,6 @@ def load_memory(
         view=True,
     )
     return sha, MemoryFile(doc=doc, view=shown, trust=trust_sha, trust_problem=trust_problem)
-
-
-def _stored(store: PgStore, target: Target, path: str) -> tuple[str, MemoryDocument] | None:
-    """A memory file's hash and parse from a database store (memoised by its bytes)."""
-    data = store.read(target)
-    if data is None:
-        return None
-    sha = hashlib.sha256(data).hexdigest()
-    text = decode(data, path)
-    return sha, remembered(("stored", sha), len(text), lambda: parse_memory(text), view=True)
-
-
-def home_store(home: Path, found: tuple[str, Identity] | None) -> PgStore | None:
-    """The database store `home` uses, or None for its folder: `TOOLNEXUS_STORE`, else
-    IDENTITY.md's `store:`; the persona's key is `store_key:`, else its name.
-
-    Raises:
-        HomeError: when a store is set but IDENTITY.md is missing (it names the
-            persona and claims the key), or `TOOLNEXUS_STORE` is not a PostgreSQL address.
-    """
-    dsn = os.environ.get(STORE_VARIABLE, "").strip()
-    if dsn and not dsn.startswith(("postgresql://", "postgres://")):
-        raise HomeError(
-            f"{STORE_VARIABLE}={dsn[:40]!r}: not a postgresql:// address (unset it to keep "
-            "memory in the home's folder)"
-        )
-    if not dsn and (found is None or found[1].config.store is None):
-        return None
-    if found is None:
-        raise HomeError(
-            f"{home / IDENTITY_FILE}: missing: a home kept in a database store needs an "
-            "IDENTITY.md (its name is the persona's key there)"
-        )
-    sha, identity = found
-    config = identity.config
-    # The database store (psycopg) is loaded only by a home that uses one.
-    from ._pg import PgStore
-
-    return PgStore(
-        dsn=dsn or str(config.store),
-        key=config.store_key or config.name,
-        name=config.name,
-        identity=sha,
-    )
 
 
 def home_scanner(

@@ -37,6 +37,7 @@ writers in one process are safe, writers in several processes are not.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import secrets
 import stat
@@ -59,6 +60,7 @@ __all__ = [
     "SwapConflict",
     "WriteCancelled",
     "locked",
+    "measure",
     "temp_name",
     "update",
 ]
@@ -332,3 +334,17 @@ def update(
             "place but may not survive a power loss)"
         )
     return None
+
+
+def measure(folder: Folder, name: str) -> tuple[int, str]:
+    """Size and sha256 of a file too big to read whole, read in pieces."""
+    fd = folder.open(name, READ_FLAGS)
+    try:
+        h = hashlib.sha256()
+        size = 0
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+        return size, h.hexdigest()
+    finally:
+        os.close(fd)

@@ -9,14 +9,12 @@ they load from the next session on.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import (
     ArgumentError,
@@ -28,13 +26,13 @@ from ..errors import (
 )
 from ..tools import Tool, call_context, define_tool
 from . import _history
-from ._files import MEMORY_FILES, READ_FLAGS, Door, decode, memory_cap
+from ._files import MEMORY_FILES, Door, decode, memory_cap
 from ._history import Pending
 from ._identity import MemoryLimits, Target, memory_limit
-from ._load import find_identity, home_scanner, home_store
+from ._load import find_identity, home_scanner
 from ._memargs import DESCRIPTION, MemoryArgs
 from ._memedit import NOTHING, Op, Plan, usage
-from ._memfile import Block, MemoryDocument, nfc, parse_memory
+from ._memfile import Block, MemoryDocument, parse_memory
 from ._state import STATE_DIR, State, open_state
 from ._store import (
     Folder,
@@ -44,13 +42,12 @@ from ._store import (
     SwapConflict,
     WriteCancelled,
     locked,
+    measure,
     update,
 )
-from ._trust import read_trust, write_trust
+from ._storeconf import home_store
+from ._trust import check_trustable, mark_trusted
 from .scanner import DEFAULT, Classifier, Scanner
-
-if TYPE_CHECKING:
-    from ._pg import PgStore
 
 __all__ = [
     "MEMORY_FILES",
@@ -208,7 +205,7 @@ class MemoryStore:
 
         def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
             if trust:
-                self._trust_readable()
+                check_trustable(self.dir, self.target)
             new, message, made = plan.apply(doc)
             kept[:] = [new or doc]
             pending = tuple(
@@ -221,40 +218,26 @@ class MemoryStore:
             return raw, message, pending
 
         def then() -> str:  # under the lock, once the file is in place
-            return self._trust(plan.ops[0].text, kept[-1])
+            return mark_trusted(
+                self.dir, self.target, plan.ops[0].text, kept[-1], self.scanner, fsync=self.fsync
+            )
 
-        store = self._database()
-        if store is not None:
-            return self._write_stored(store, change, source=source, cancel=cancel, trust=trust)
+        stored = self._write_stored(change, source=source, cancel=cancel, trust=trust)
+        if stored is not None:
+            return stored
         return self._write(change, source=source, cancel=cancel, then=then if trust else None)
 
-    def _database(self) -> PgStore | None:
-        """The database store the home uses (None: its folder), as configured right now."""
-        try:
-            return home_store(self.dir, find_identity(self.dir))
-        except HomeError as exc:
-            raise MemoryEditError(
-                f"cannot write {self.name}: {exc}. {NOTHING}", kind="io"
-            ) from None
-
     def _write_stored(
-        self,
-        store: PgStore,
-        change: Change,
-        *,
-        source: str,
-        cancel: threading.Event | None,
-        trust: bool,
-    ) -> str:
-        """Run `change` in the database store: the same edit, limits and messages as in
-        the folder, under the persona's row lock instead of the file's."""
-        if trust:
-            raise MemoryEditError(
-                f"cannot trust: {store.where} keeps no trust marks; add the entry without "
-                f"trust, or trust it in a folder home. {NOTHING}",
-                kind="io",
-            )
+        self, change: Change, *, source: str, cancel: threading.Event | None, trust: bool
+    ) -> str | None:
+        """Run `change` in the home's database store, if it uses one (else None): the
+        same edit, limits and messages as in the folder, under the persona's row lock."""
         try:
+            store = home_store(self.dir, find_identity(self.dir))
+            if store is None:
+                return None
+            if trust:
+                raise StoreError(f"{store.where} keeps no trust marks", kind="unsupported")
             return store.edit(
                 self.target,
                 lambda data: change(self._parse(data), data),
@@ -262,17 +245,16 @@ class MemoryStore:
                 cancel=cancel,
             )
         except WriteCancelled:
-            raise MemoryEditError(
-                f"cancelled: the call was given up before anything was written to "
-                f"{self.name}. {NOTHING}",
-                kind="cancelled",
-            ) from None
-        except StoreError as exc:
+            raise _cancelled(self.name) from None
+        except (HomeError, StoreError) as exc:
             tail = "" if "may or may not" in str(exc) else f" {NOTHING}"
+            back = (
+                " The session goes on; try again once it is back."
+                if isinstance(exc, StoreError) and exc.kind == "unreachable"
+                else ""
+            )
             raise MemoryEditError(
-                f"cannot write {self.name}: {exc}. The session goes on; try again once the "
-                f"store is back.{tail}",
-                kind="io",
+                f"cannot write {self.name}: {exc}.{back}{tail}", kind="io"
             ) from None
 
     def _write(
@@ -302,11 +284,7 @@ class MemoryStore:
                 except LockLost:
                     continue  # the lock file was deleted under us: redo the edit from disk
         except WriteCancelled:
-            raise MemoryEditError(
-                f"cancelled: the call was given up before anything was written to "
-                f"{self.name}. {NOTHING}",
-                kind="cancelled",
-            ) from None
+            raise _cancelled(self.name) from None
         except HomeFileError as exc:  # the door refused the file (a link out, a FIFO, ...)
             raise MemoryEditError(
                 f"cannot write {self.name}: {exc}. {NOTHING}", kind="io"
@@ -354,30 +332,6 @@ class MemoryStore:
             f"cannot write {self.name}: its lock file .{name}.lock keeps being "
             f"deleted by something else. {NOTHING}",
             kind="io",
-        )
-
-    def _trust_readable(self) -> None:
-        """Refuse a trusted write while the trust marks cannot be read (it would drop them)."""
-        problem = read_trust(self.dir, self.target)[2]
-        if problem is not None:
-            raise MemoryEditError(
-                f"cannot trust: {problem}; a person must fix or delete that file first "
-                f"(it would lose the marks it holds). {NOTHING}",
-                kind="io",
-            )
-
-    def _trust(self, entry: str, doc: MemoryDocument) -> str:
-        """Mark `entry` trusted (under the file's lock), dropping marks whose entry is gone."""
-        marks = {e for e in read_trust(self.dir, self.target)[1] if doc.note(e) is not None}
-        marks.add(nfc(entry))
-        state = open_state(self.dir, create=True)  # makes `.toolnexus/`
-        assert state is not None
-        write_trust(self.dir, self.target, marks, fsync=self.fsync)
-        flagged = self.scanner.reasons(entry)
-        why = f" (the scanner says: {'; '.join(flagged)})" if flagged else ""
-        return (
-            f" Marked trusted in {STATE_DIR}/{why}: a person vouched for it, so the soul "
-            "shows it as written; editing it ends the mark."
         )
 
     def _parse(self, data: bytes | None) -> MemoryDocument:
@@ -458,7 +412,7 @@ class MemoryStore:
                     outcome[-1] = (base, new, said + then(), pending)
             except HomeFileError as exc:
                 if exc.reason == "too_large" and state is not None:  # by size and digest
-                    size, sha = _measure(folder, name)
+                    size, sha = measure(folder, name)
                     _history.sync(state, self.target, None, size=size, sha=sha)
                 raise
         message = outcome[-1][2]
@@ -466,18 +420,11 @@ class MemoryStore:
         return message if note is None else f"{message} {note}"
 
 
-def _measure(folder: Folder, name: str) -> tuple[int, str]:
-    """Size and sha256 of a file too big to read whole, read in pieces."""
-    fd = folder.open(name, READ_FLAGS)
-    try:
-        h = hashlib.sha256()
-        size = 0
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
-            size += len(chunk)
-        return size, h.hexdigest()
-    finally:
-        os.close(fd)
+def _cancelled(name: str) -> MemoryEditError:
+    return MemoryEditError(
+        f"cancelled: the call was given up before anything was written to {name}. {NOTHING}",
+        kind="cancelled",
+    )
 
 
 def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> MemoryLimits:

@@ -1,0 +1,204 @@
+"""Connections to a PostgreSQL store: one pool per address and process, the schema brought
+up to date, and a persona's key claimed by one identity.
+
+A connection that broke (the server restarted, the network dropped) is checked
+and replaced when it is next taken from the pool, so a session outlives the
+server going away and coming back; until then a call fails at once with
+`StoreError` (kind `unreachable`) naming the store.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ..errors import StoreError
+from ._pgschema import MIGRATIONS, VERSION_TABLE
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["CHANNEL", "TIMEOUT", "PgConnection", "close_pools", "describe", "pool_for"]
+
+#: The NOTIFY channel every persona's changes are announced on (payload: its key).
+CHANNEL = "toolnexus"
+#: Seconds to wait for a connection before the store is called unreachable.
+TIMEOUT = float(os.environ.get("TOOLNEXUS_STORE_TIMEOUT", "5"))
+
+_pools: dict[str, ConnectionPool[Any]] = {}
+_pools_lock = threading.Lock()
+#: (dsn, key, identity digest) already claimed or checked by this process.
+_claimed: set[tuple[str, str, str]] = set()
+_migrated: set[str] = set()
+
+
+def _forget_after_fork() -> None:
+    # A child must not share its parent's sockets: it opens its own pools.
+    _pools.clear()
+    _claimed.clear()
+    _migrated.clear()
+
+
+# A pool retrying a server that is down logs each try; an application that configures
+# logging sees them, a command line does not print them (its errors say it once).
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def describe(dsn: str) -> str:
+    """The DSN as messages show it: host, port and database, never a password."""
+    parts = urlsplit(dsn)
+    host = parts.hostname or "localhost"
+    port = f":{parts.port}" if parts.port else ""
+    return f"postgresql://{host}{port}{parts.path or '/'}"
+
+
+def pool_for(dsn: str) -> ConnectionPool[Any]:
+    """The process's connection pool for `dsn`, opened on first use (without waiting)."""
+    with _pools_lock:
+        pool = _pools.get(dsn)
+        if pool is None:
+            try:
+                from psycopg_pool import ConnectionPool  # optional: the `postgres` extra
+            except ImportError:
+                raise StoreError(
+                    f"{describe(dsn)}: the PostgreSQL store needs psycopg: "
+                    "pip install 'toolnexus[postgres]'",
+                    kind="unsupported",
+                ) from None
+            pool = ConnectionPool(
+                dsn,
+                min_size=1,
+                max_size=8,
+                open=False,
+                timeout=TIMEOUT,
+                check=ConnectionPool.check_connection,
+                kwargs={"connect_timeout": max(1, int(TIMEOUT)), "application_name": "toolnexus"},
+            )
+            pool.open(wait=False)
+            _pools[dsn] = pool
+        return pool
+
+
+def close_pools() -> None:
+    """Close every pool this process opened (at exit; tests)."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+        _claimed.clear()
+        _migrated.clear()
+    for pool in pools:
+        pool.close()
+
+
+@dataclass(frozen=True, slots=True)
+class PgConnection:
+    """One persona (`key`) in the PostgreSQL database at `dsn`: its connections, the
+    schema, and the key's claim (`PgStore` adds what it holds).
+
+    `name` and `identity` (IDENTITY.md's digest) claim the key on first use; a
+    different identity under a claimed key is refused (`StoreError`, kind
+    `claimed`), never merged.
+    """
+
+    dsn: str
+    key: str
+    name: str
+    identity: str
+
+    @property
+    def where(self) -> str:
+        """The store as messages name it."""
+        return f"the PostgreSQL store {describe(self.dsn)} (key {self.key!r})"
+
+    # -- connections -----------------------------------------------------------------
+
+    @contextmanager
+    def _connection(self, *, claim: bool = True) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection to a migrated database where this persona holds its key."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        pool = pool_for(self.dsn)
+        try:
+            with pool.connection() as conn:
+                if self.dsn not in _migrated:
+                    self._migrate(conn)
+                if claim and (self.dsn, self.key, self.identity) not in _claimed:
+                    self._claim(conn, force=False)
+                yield conn
+        except PoolTimeout:
+            raise StoreError(
+                f"{self.where} is unreachable: no connection within {TIMEOUT:g} s",
+                kind="unreachable",
+            ) from None
+        except psycopg.OperationalError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(f"{self.where} is unreachable: {first}", kind="unreachable") from None
+
+    def _migrate(self, conn: psycopg.Connection[Any]) -> int:
+        """Bring the schema to this version (one transaction, under an advisory lock)."""
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('toolnexus schema'))")
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version integer NOT NULL)")
+            row = conn.execute(f"SELECT version FROM {VERSION_TABLE}").fetchone()
+            version = 0 if row is None else int(row[0])
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.where}: its schema is version {version}, newer than this "
+                    f"toolnexus knows ({len(MIGRATIONS)}): upgrade toolnexus",
+                    kind="schema",
+                )
+            for script in MIGRATIONS[version:]:
+                conn.execute(script)
+            if row is None:
+                conn.execute(f"INSERT INTO {VERSION_TABLE} VALUES (%s)", (len(MIGRATIONS),))
+            else:
+                conn.execute(f"UPDATE {VERSION_TABLE} SET version = %s", (len(MIGRATIONS),))
+        _migrated.add(self.dsn)
+        return len(MIGRATIONS) - version
+
+    def _claim(self, conn: psycopg.Connection[Any], *, force: bool) -> None:
+        with conn.transaction():
+            conn.execute(
+                "INSERT INTO toolnexus_personas (key, name, identity) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key) DO NOTHING",
+                (self.key, self.name, self.identity),
+            )
+            if force:
+                conn.execute(
+                    "UPDATE toolnexus_personas SET name = %s, identity = %s WHERE key = %s",
+                    (self.name, self.identity, self.key),
+                )
+            row = conn.execute(
+                "SELECT name, identity FROM toolnexus_personas WHERE key = %s", (self.key,)
+            ).fetchone()
+        assert row is not None
+        if row[1] != self.identity:
+            raise StoreError(
+                f"{self.where} belongs to another identity (persona {row[0]!r}, a different "
+                "IDENTITY.md): give this persona its own `store_key:`, or run "
+                "`toolnexus store HOME migrate --claim` to make this IDENTITY.md the key's",
+                kind="claimed",
+            )
+        _claimed.add((self.dsn, self.key, self.identity))
+
+    def migrate(self, *, claim: bool = False) -> int:
+        """Create or upgrade the schema and claim the key; how many migrations ran.
+
+        `claim=True` makes this IDENTITY.md the key's, replacing the one that claimed it.
+        """
+        _migrated.discard(self.dsn)
+        with self._connection(claim=False) as conn:
+            ran = self._migrate(conn)
+            self._claim(conn, force=claim)
+        return ran
