@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["ACTIONS", "HELP", "arguments", "example", "store"]
+__all__ = ["ACTIONS", "HELP", "arguments", "example", "store", "verb"]
 
 HELP = "Move a home's memory, history and conversations to or from its PostgreSQL store."
 ACTIONS = ("migrate", "push", "pull")
@@ -39,6 +40,15 @@ def arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="migrate: make this IDENTITY.md the owner of the persona's key in the store",
     )
+
+
+def verb(
+    prog: str, home_dir: Callable[[str], Path]
+) -> tuple[
+    Callable[[argparse.Namespace], int], str, str, Callable[[argparse.ArgumentParser], None]
+]:
+    """The verb's entry in the command line's table: handler, help, example, arguments."""
+    return (lambda args: store(args, home_dir(args.dir), prog), HELP, example(prog), arguments)
 
 
 def store(args: argparse.Namespace, home: Path, prog: str) -> int:

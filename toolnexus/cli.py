@@ -332,11 +332,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return _cli_serve.serve(args, _home_dir(args.dir), PROG)
 
 
-def cmd_store(args: argparse.Namespace) -> int:
-    """Create or upgrade the database store's schema, push to it or pull from it."""
-    return _cli_store.store(args, _home_dir(args.dir), PROG)
-
-
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "chat": cmd_chat,
     "sessions": cmd_sessions,
@@ -441,7 +436,7 @@ VERBS: dict[str, tuple[Handler, str, str, _cli_conversations.Arguments]] = {
         for name, (help, example, arguments) in _cli_conversations.verbs(PROG).items()
     },
     "serve": (cmd_serve, _cli_serve.HELP, _cli_serve.example(PROG), _cli_serve.arguments),
-    "store": (cmd_store, _cli_store.HELP, _cli_store.example(PROG), _cli_store.arguments),
+    "store": _cli_store.verb(PROG, _home_dir),
 }
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from ._state import State
 
 __all__ = [
+    "FolderTalk",
     "Imported",
     "Meta",
     "Record",
@@ -334,3 +335,40 @@ def has_any(state: State) -> bool:
             "SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM memory_changes)"
         ).fetchone()
     return bool(row[0])
+
+
+class FolderTalk:
+    """The folder's saved conversations with the database store's methods (`_pgtalk`):
+    what `Conversations` reads either through."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def save(self, **kwargs: Any) -> bool:
+        return save(self.state, **kwargs)
+
+    def import_conversations(self, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
+        return import_conversations(self.state, batch)
+
+    def sessions(self, *, limit: int | None = None) -> list[Meta]:
+        return sessions(self.state, limit=limit)
+
+    def latest(self) -> Meta | None:
+        return latest(self.state)
+
+    def match_ids(self, prefix: str) -> list[str]:
+        return match_ids(self.state, prefix)
+
+    def meta(self, session: str) -> Meta | None:
+        return meta(self.state, session)
+
+    def messages(self, session: str) -> list[Stored]:
+        return messages(self.state, session)
+
+    def remove(self, session: str) -> int:
+        return remove(self.state, session)
+
+    def has_any(self) -> bool:
+        return has_any(self.state)

@@ -20,10 +20,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
-from ..errors import ArgumentError, ConversationError, HistoryError
+from ..errors import ArgumentError, ConversationError, HistoryError, HomeError, StoreError
 from . import _search, _transcripts
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
-from ._state import State, open_state, state_errors
+from ._load import find_identity
+from ._pg import PgStore
+from ._state import open_state, state_errors
+from ._storeconf import home_store
+from ._transcripts import FolderTalk
 from .models._base import Message, Usage
 from .models._chat import chat_problem, from_chat
 from .scanner import DEFAULT
@@ -53,8 +57,22 @@ def _errors(home: Path) -> Iterator[None]:
     try:
         with state_errors(home):
             yield
-    except HistoryError as exc:
+    except (HistoryError, StoreError, HomeError) as exc:
         raise ConversationError(str(exc), kind="state") from None
+
+
+def talk(home: Path, *, create: bool = False) -> FolderTalk | PgStore | None:
+    """Where `home`'s conversations are: its database store, else its folder's state
+    database (None: not made yet, and not `create`)."""
+    try:
+        found = find_identity(home)
+    except HomeError:
+        found = None  # reported by composing; a store set by the environment needs it
+    store = home_store(home, found)
+    if store is not None:
+        return store
+    state = open_state(home, create=create)
+    return None if state is None else FolderTalk(state)
 
 
 def _guarded(method: F) -> F:
@@ -153,10 +171,9 @@ class Transcript:
         if not messages:
             return
         with _errors(self.dir):
-            state = open_state(self.dir, create=True)
-            assert state is not None
-            kept = _transcripts.save(
-                state,
+            where = talk(self.dir, create=True)
+            assert where is not None
+            kept = where.save(
                 session=self.session,
                 model=self.model,
                 soul=self.soul_digest,
@@ -187,8 +204,8 @@ class Conversations:
     def __repr__(self) -> str:
         return f"Conversations({str(self.dir)!r})"
 
-    def _state(self, *, create: bool = False) -> State | None:
-        return open_state(self.dir, create=create)
+    def _talk(self, *, create: bool = False) -> FolderTalk | PgStore | None:
+        return talk(self.dir, create=create)
 
     @_guarded
     def list(self, *, limit: int | None = None) -> list[SavedSession]:
@@ -200,17 +217,17 @@ class Conversations:
         """
         if limit is not None and (isinstance(limit, bool) or limit < 1):
             raise ArgumentError(f"limit must be 1 or more, got {limit!r}")
-        state = self._state()
-        if state is None:
+        where = self._talk()
+        if where is None:
             return []
-        return [_saved(meta) for meta in _transcripts.sessions(state, limit=limit)]
+        return [_saved(meta) for meta in where.sessions(limit=limit)]
 
     @_guarded
     def latest(self) -> SavedSession | None:
         """The saved session most recently active (what `chat --continue` continues),
         or None when there is none."""
-        state = self._state()
-        found = _transcripts.latest(state) if state is not None else None
+        where = self._talk()
+        found = where.latest() if where is not None else None
         return _saved(found) if found is not None else None
 
     @_guarded
@@ -220,10 +237,10 @@ class Conversations:
         Raises:
             ConversationError: `not_found` or `ambiguous` (the candidates are named).
         """
-        state = self._state()
-        session = self._resolve(state, id)
-        assert state is not None
-        meta = _transcripts.meta(state, session)
+        where = self._talk()
+        session = self._resolve(where, id)
+        assert where is not None
+        meta = where.meta(session)
         if meta is None:  # removed since it was found
             raise ConversationError(f"no saved session {id!r} in {self.dir}", kind="not_found")
         return _saved(meta)
@@ -236,10 +253,10 @@ class Conversations:
         Raises:
             ConversationError: `not_found` or `ambiguous`.
         """
-        state = self._state()
-        session = self._resolve(state, id)
-        assert state is not None
-        stored = _transcripts.messages(state, session)
+        where = self._talk()
+        session = self._resolve(where, id)
+        assert where is not None
+        stored = where.messages(session)
         return tuple(from_chat((json.loads(m.data), m.is_error) for m in stored))
 
     @_guarded
@@ -249,10 +266,10 @@ class Conversations:
         Raises:
             ConversationError: `not_found` or `ambiguous`.
         """
-        state = self._state()
-        session = self._resolve(state, id)
-        assert state is not None
-        return [json.loads(m.data) for m in _transcripts.messages(state, session)]
+        where = self._talk()
+        session = self._resolve(where, id)
+        assert where is not None
+        return [json.loads(m.data) for m in where.messages(session)]
 
     @_guarded
     def import_messages(
@@ -323,8 +340,8 @@ class Conversations:
     def _save_imports(
         self, batch: Sequence[_transcripts.Imported]
     ) -> builtins.list[tuple[str, bool]]:
-        state = self._state(create=True)
-        assert state is not None
+        where = self._talk(create=True)
+        assert where is not None
         done: builtins.list[tuple[str, bool]] = []
         start = size = 0
         # One transaction per ~20,000 messages: quick, yet never holding the write
@@ -332,7 +349,7 @@ class Conversations:
         for end, item in enumerate(batch, start=1):
             size += len(item.records)
             if size >= _IMPORT_CHUNK or end == len(batch):
-                done.extend(_transcripts.import_conversations(state, batch[start:end]))
+                done.extend(where.import_conversations(batch[start:end]))
                 start, size = end, 0
         return done
 
@@ -343,10 +360,10 @@ class Conversations:
         Raises:
             ConversationError: `not_found` or `ambiguous`.
         """
-        state = self._state()
-        session = self._resolve(state, id)
-        assert state is not None
-        return session, _transcripts.remove(state, session)
+        where = self._talk()
+        session = self._resolve(where, id)
+        assert where is not None
+        return session, where.remove(session)
 
     @_guarded
     def recall(
@@ -366,24 +383,26 @@ class Conversations:
         if isinstance(limit, bool) or not 1 <= limit <= MAX_RECALL_LIMIT:
             raise ArgumentError(f"limit must be between 1 and {MAX_RECALL_LIMIT}, got {limit!r}")
         queries = _search.fts_queries(query)
-        state = self._state()
-        if queries is None or state is None:
+        where = self._talk()
+        if queries is None or where is None:
             return []
-        found = _search.search(state, queries[0], limit=limit, exclude=exclude)
+        if isinstance(where, PgStore):
+            return [_hit(f) for f in where.search(query, limit=limit, exclude=exclude)]
+        found = _search.search(where.state, queries[0], limit=limit, exclude=exclude)
         if not found:
-            found = _search.search(state, queries[1], limit=limit, exclude=exclude)
+            found = _search.search(where.state, queries[1], limit=limit, exclude=exclude)
         return [_hit(f) for f in found]
 
     @_guarded
     def has_any(self) -> bool:
         """Whether there is anything to recall: a saved session or a memory change."""
-        state = self._state()
-        return state is not None and _transcripts.has_any(state)
+        where = self._talk()
+        return where is not None and where.has_any()
 
-    def _resolve(self, state: State | None, id: str) -> str:
+    def _resolve(self, where: FolderTalk | PgStore | None, id: str) -> str:
         if not isinstance(id, str):
             raise TypeError(f"a session id is a str, got {type(id).__name__}")
-        ids = _transcripts.match_ids(state, id.strip()) if state and id.strip() else []
+        ids = where.match_ids(id.strip()) if where and id.strip() else []
         if len(ids) == 1:
             return ids[0]
         if not ids:

@@ -17,15 +17,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..errors import ArgumentError, HistoryError, MemoryEditError
+from ..errors import ArgumentError, HistoryError, HomeError, MemoryEditError, StoreError
 from ..tools import call_context
 from . import _history, _search
 from ._files import MEMORY_FILES
 from ._history import Change, Pending, Row
 from ._identity import Target
+from ._load import find_identity
 from ._memedit import LOADS, Op, Plan, quote
 from ._memfile import MemoryDocument, nfc, parse_memory
+from ._pg import PgStore
 from ._state import DB_NAME, State, open_state, state_dir, state_errors
+from ._storeconf import home_store
 from .memory import MemoryStore, Outcome, _resolve_limits
 
 __all__ = ["Change", "History"]
@@ -79,6 +82,9 @@ class History:
             raise TypeError(f"limit: must be an int, not {type(limit).__name__}")
         if limit is not None and limit < 0:
             raise ArgumentError(f"limit: must be 0 or more, got {limit}")
+        database = self._database()
+        if database is not None:
+            return database.log(target, limit=limit, grep=grep)
         for t in targets:
             self._sync(t)
         state = open_state(self.dir, create=False)
@@ -110,6 +116,7 @@ class History:
                 changed since), `unavailable` (the change was forgotten).
             MemoryEditError: when the inverse cannot be written (the file is full, ...).
         """
+        self._database("undo")
         state = self._state()
         if id is None:
             self._sync(_targets(target)[0])
@@ -146,6 +153,7 @@ class History:
             HistoryError: `not_found` (no such change), `unavailable` (that version
                 was forgotten or compacted away).
         """
+        self._database("restore")
         state = self._state()
         row = self._row(state, id)
         kept = _history.state_bytes(state, row.digest)
@@ -184,6 +192,7 @@ class History:
         Raises:
             ArgumentError: for a negative number of days.
         """
+        self._database("compact")
         if isinstance(keep_days, bool) or not isinstance(keep_days, int):
             raise TypeError(f"keep_days: must be an int, not {type(keep_days).__name__}")
         if keep_days < 0:
@@ -206,6 +215,7 @@ class History:
         Raises:
             HistoryError: `not_found` for no such change.
         """
+        self._database("forget")
         state = self._state()
         self._row(state, id)
         done = _history.forget(state, id)
@@ -240,6 +250,21 @@ class History:
     def _store(self, target: str) -> MemoryStore:
         limits = _resolve_limits(self.dir, None)
         return MemoryStore(self.dir, target, limit=limits.for_target(target), fsync=self._fsync)  # type: ignore[arg-type]
+
+    def _database(self, action: str | None = None) -> PgStore | None:
+        """The home's database store (None: its folder); with `action`, refuse it there."""
+        try:
+            found = find_identity(self.dir)
+        except HomeError:
+            found = None  # a folder's history is read whatever IDENTITY.md says
+        store = home_store(self.dir, found)
+        if store is not None and action is not None:
+            raise StoreError(
+                f"{action}: not offered by {store.where} yet: `toolnexus store "
+                f"{self.dir} pull`, {action} in the folder, then `push --force`",
+                kind="unsupported",
+            )
+        return store
 
     def _state(self) -> State:
         state = open_state(self.dir, create=False)

@@ -46,7 +46,7 @@ from ._store import (
     update,
 )
 from ._storeconf import home_store
-from ._trust import check_trustable, mark_trusted
+from ._trustmark import check_trustable, mark_trusted
 from .scanner import DEFAULT, Classifier, Scanner
 
 __all__ = [
