@@ -46,6 +46,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.section("figures")
         for line in lines:
             terminalreporter.write_line(line)
+    skipped = terminalreporter.stats.get("skipped", [])
+    if any(NO_POSTGRES in str(getattr(r, "longrepr", "")) for r in skipped):
+        terminalreporter.section("PostgreSQL store NOT TESTED", sep="!", red=True, bold=True)
+        terminalreporter.write_line(NO_POSTGRES, red=True, bold=True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

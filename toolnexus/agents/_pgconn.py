@@ -123,7 +123,9 @@ class PgConnection:
     # -- connections -----------------------------------------------------------------
 
     @contextmanager
-    def _connection(self, *, claim: bool = True) -> Iterator[psycopg.Connection[Any]]:
+    def _connection(
+        self, *, claim: bool = True, migrate: bool = True
+    ) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection to a migrated database where this persona holds its key."""
         import psycopg
         from psycopg_pool import PoolTimeout
@@ -131,7 +133,7 @@ class PgConnection:
         pool = pool_for(self.dsn)
         try:
             with pool.connection() as conn:
-                if self.dsn not in _migrated:
+                if migrate and self.dsn not in _migrated:
                     self._migrate(conn)
                 if claim and (self.dsn, self.key, self.identity) not in _claimed:
                     self._claim(conn, force=False)
@@ -197,8 +199,7 @@ class PgConnection:
 
         `claim=True` makes this IDENTITY.md the key's, replacing the one that claimed it.
         """
-        _migrated.discard(self.dsn)
-        with self._connection(claim=False) as conn:
+        with self._connection(claim=False, migrate=False) as conn:
             ran = self._migrate(conn)
             self._claim(conn, force=claim)
         return ran
