@@ -14,8 +14,8 @@ import psycopg
 import pytest
 
 from toolnexus.agents import Conversations, compose_soul, from_dir, memory_tool
-from toolnexus.agents.history import History
 from toolnexus.agents._pgconn import close_pools
+from toolnexus.agents.history import History
 from toolnexus.agents.memory import MemoryStore
 from toolnexus.agents.models import ScriptedModel, call
 from toolnexus.agents.store import FolderStore, copy, database_store
@@ -70,7 +70,8 @@ def test_two_homes_with_one_identity_share_one_memory(tmp_path: Path, pg_dsn: st
     memory(b, "user").add("Prefers metric units.")
     memory(b).replace("Tuesdays", "Deploys happen on Wednesdays.")
     for home in (a, b):
-        assert not (home / "MEMORY.md").exists() and not (home / "USER.md").exists()
+        assert not (home / "MEMORY.md").exists()
+        assert not (home / "USER.md").exists()
         assert not (home / ".toolnexus").exists()
         soul = compose_soul(home)
         assert soul.memory_entries == ("Deploys happen on Wednesdays.",)
@@ -176,7 +177,8 @@ def test_migrate_claim_hands_the_key_to_a_redeployed_identity(tmp_path: Path, pg
         f"---\nname: Ada\nstore: {pg_dsn}\n---\nYou are Ada, version two.\n", encoding="utf-8"
     )
     refused = cli("store", ada, "migrate", check=False)
-    assert refused.returncode == 1 and "belongs to another identity" in refused.stderr
+    assert refused.returncode == 1
+    assert "belongs to another identity" in refused.stderr
     done = cli("store", ada, "migrate", "--claim")
     assert "the key belongs to this IDENTITY.md" in done.stdout
     assert compose_soul(ada).memory_entries == ("Ada's note.",)
@@ -188,7 +190,8 @@ def test_a_password_in_identity_is_refused(tmp_path: Path, pg_dsn: str) -> None:
     with pytest.raises(HomeError) as info:
         compose_soul(home)
     [problem] = info.value.problems
-    assert "'store'" in problem and "must not hold a password" in problem
+    assert "'store'" in problem
+    assert "must not hold a password" in problem
     assert "secret" not in problem
 
 
@@ -219,7 +222,8 @@ def test_history_is_read_from_the_database(tmp_path: Path, pg_dsn: str) -> None:
     assert [json.loads(line)["id"] for line in shown.stdout.splitlines()] == [2, 1]
     with pytest.raises(StoreError) as info:
         History(home).undo()
-    assert info.value.kind == "unsupported" and "pull" in str(info.value)
+    assert info.value.kind == "unsupported"
+    assert "pull" in str(info.value)
 
 
 def test_conversations_and_recall_live_in_the_database(tmp_path: Path, pg_dsn: str) -> None:
@@ -233,7 +237,8 @@ def test_conversations_and_recall_live_in_the_database(tmp_path: Path, pg_dsn: s
     assert session.save_error is None
     assert not (a / ".toolnexus").exists()
     [saved] = Conversations(b).list()
-    assert saved.id == session.id and saved.messages == len(session.messages)
+    assert saved.id == session.id
+    assert saved.messages == len(session.messages)
     assert Conversations(b).export(session.id[:8])[0]["content"] == "My cat is called Miso."
     hits = Conversations(b).recall("Miso cat")
     assert {hit.kind for hit in hits} == {"conversation", "memory"}
@@ -287,7 +292,8 @@ def test_a_copy_never_overwrites_by_surprise(tmp_path: Path, pg_dsn: str) -> Non
     folder, database = FolderStore(home), database_store(home)
     (home / "MEMORY.md").write_text("- In the folder.\n", encoding="utf-8")
     refused = cli("store", home, "push", check=False)
-    assert refused.returncode == 1 and "--force" in refused.stderr
+    assert refused.returncode == 1
+    assert "--force" in refused.stderr
     assert database.read("self") == b"- In the database.\n"
     with pytest.raises(StoreError) as info:
         copy(database, folder)

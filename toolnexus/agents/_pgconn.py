@@ -25,12 +25,31 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
-__all__ = ["CHANNEL", "TIMEOUT", "PgConnection", "close_pools", "describe", "pool_for"]
+__all__ = [
+    "CHANNEL",
+    "TIMEOUT_VARIABLE",
+    "PgConnection",
+    "close_pools",
+    "describe",
+    "pool_for",
+    "timeout",
+]
 
 #: The NOTIFY channel every persona's changes are announced on (payload: its key).
 CHANNEL = "toolnexus"
-#: Seconds to wait for a connection before the store is called unreachable.
-TIMEOUT = float(os.environ.get("TOOLNEXUS_STORE_TIMEOUT", "5"))
+#: The environment variable with the seconds to wait for a connection before the store is
+#: called unreachable (default 5): a memory call waits at most that long.
+TIMEOUT_VARIABLE = "TOOLNEXUS_STORE_TIMEOUT"
+
+
+def timeout() -> float:
+    """Seconds a call waits for a connection (`TOOLNEXUS_STORE_TIMEOUT`, default 5)."""
+    try:
+        value = float(os.environ.get(TIMEOUT_VARIABLE, "5"))
+    except ValueError:
+        return 5.0
+    return value if 0 < value <= 600 else 5.0
+
 
 _pools: dict[str, ConnectionPool[Any]] = {}
 _pools_lock = threading.Lock()
@@ -80,9 +99,9 @@ def pool_for(dsn: str) -> ConnectionPool[Any]:
                 min_size=1,
                 max_size=8,
                 open=False,
-                timeout=TIMEOUT,
+                timeout=timeout(),
                 check=ConnectionPool.check_connection,
-                kwargs={"connect_timeout": max(1, int(TIMEOUT)), "application_name": "toolnexus"},
+                kwargs={"connect_timeout": max(2, int(timeout())), "application_name": "toolnexus"},
             )
             pool.open(wait=False)
             _pools[dsn] = pool
@@ -140,7 +159,7 @@ class PgConnection:
                 yield conn
         except PoolTimeout:
             raise StoreError(
-                f"{self.where} is unreachable: no connection within {TIMEOUT:g} s",
+                f"{self.where} is unreachable: no connection within {timeout():g} s",
                 kind="unreachable",
             ) from None
         except psycopg.OperationalError as exc:
