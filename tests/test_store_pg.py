@@ -3,19 +3,22 @@ history and conversations shared by many homes, with the folder's contract."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
-from toolnexus.agents import Conversations, compose_soul, from_dir, memory_tool
+from toolnexus.agents import Conversations, Soul, compose_soul, from_dir, memory_tool, watch_home
 from toolnexus.agents._pgconn import close_pools
 from toolnexus.agents.history import History
+from toolnexus.agents.home import Home
 from toolnexus.agents.memory import MemoryStore
 from toolnexus.agents.models import ScriptedModel, call
 from toolnexus.agents.store import FolderStore, copy, database_store
@@ -320,3 +323,68 @@ def test_no_store_configured_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "no database store is configured" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+# -- watching ---------------------------------------------------------------------------------
+
+
+async def test_watch_sees_a_write_from_another_machine(tmp_path: Path, pg_dsn: str) -> None:
+    a = make_home(tmp_path / "a", pg_dsn)
+    b = make_home(tmp_path / "b", pg_dsn)
+    memory(a).add("First note.")
+    stop = asyncio.Event()
+    souls = watch_home(a, initial=True, stop_event=stop)
+    try:
+        first = await asyncio.wait_for(souls.__anext__(), 20)
+        assert isinstance(first, Soul) and first.memory_entries == ("First note.",)
+        await asyncio.to_thread(memory(b).add, "Written on machine b.")
+        second = await asyncio.wait_for(souls.__anext__(), 20)
+        assert isinstance(second, Soul)
+        assert second.memory_entries == ("First note.", "Written on machine b.")
+    finally:
+        stop.set()
+        await souls.aclose()
+
+
+def test_memory_show_and_home_read_the_database(tmp_path: Path, pg_dsn: str) -> None:
+    home = make_home(tmp_path / "a", pg_dsn)
+    memory(home, "user").add("Prefers metric units.")
+    assert cli("memory", home, "show", "--user").stdout == "- Prefers metric units.\n"
+    assert Home(home).user().entries == ("Prefers metric units.",)
+    assert cli("memory", home, "show").stdout == ""
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_serve_tells_a_subscriber_of_a_write_on_another_machine(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    mcp = pytest.importorskip("mcp")
+    import mcp.types as types
+
+    a = make_home(tmp_path / "a", pg_dsn)
+    b = make_home(tmp_path / "b", pg_dsn)
+    memory(a).add("First note.")
+    heard: list[Any] = []
+
+    async def listen(message: Any) -> None:
+        heard.append(message)
+
+    # A client passes a server only the environment it is given: the password included.
+    env = {"PATH": os.environ["PATH"], "PGPASSWORD": os.environ["PGPASSWORD"]}
+    params = mcp.StdioServerParameters(command=CLI[0], args=[*CLI[1:], "serve", str(a)], env=env)
+    async with mcp.Client(params, mode="legacy", message_handler=listen) as client:
+        await client.subscribe_resource("toolnexus://ada/MEMORY.md")
+        await asyncio.sleep(1)  # the listener is in place by now
+        await asyncio.to_thread(memory(b).add, "Written on machine b.")
+        async with asyncio.timeout(20):
+            while not any(isinstance(m, types.ResourceUpdatedNotification) for m in heard):
+                await asyncio.sleep(0.05)
+        [content] = (await client.read_resource("toolnexus://ada/MEMORY.md")).contents
+        assert isinstance(content, types.TextResourceContents)
+        assert content.text == "- First note.\n- Written on machine b.\n"
+        result = await client.call_tool(
+            "memory", {"action": "add", "target": "user", "text": "Via MCP."}
+        )
+        assert not result.is_error
+    assert database_store(b).read("user") == b"- Via MCP.\n"

@@ -82,10 +82,14 @@ def run(args: argparse.Namespace, home: Path, prog: str) -> int:
 
 def _show(home: Path, args: argparse.Namespace) -> int:
     from .agents._load import memory_bytes
+    from .agents.store import configured_store
 
     # Through the door every read takes (a FIFO, a link out, a file over its cap, bytes
-    # that are not UTF-8: exit 1), then the file's bytes exactly as on disk.
-    data = memory_bytes(home, "user" if args.user else "self")
+    # that are not UTF-8: exit 1), then the file's bytes exactly as on disk; or the
+    # file's bytes as the home's database store holds them.
+    target: Target = "user" if args.user else "self"
+    store = configured_store(home)
+    data = memory_bytes(home, target) if store is None else store.read(target) or b""
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()

@@ -51,12 +51,14 @@ from .agents._files import (
 )
 from .agents._files import decode as decode_file
 from .agents._load import valid_skills
+from .agents._pgconn import notifications
 from .agents.agent import Agent, from_dir
 from .agents.home import Home
 from .agents.session import Session
 from .agents.skills import read_skill
+from .agents.store import configured_store
 from .agents.watch import is_relevant
-from .errors import HomeFileError, ToolError, ToolnexusError
+from .errors import HomeError, HomeFileError, StoreError, ToolError, ToolnexusError
 from .tools import CallContext, Tool, calling
 
 __all__ = ["HomeServer", "slug"]
@@ -311,12 +313,18 @@ class HomeServer:
                 mine = rel == MEMORY_FILES["self"]
                 cap = memory_cap(limits.for_target("self") if mine else limits.for_target("user"))
             try:
-                data = Door(self.home.path).read(path, cap=cap)
+                store = configured_store(self.home.path) if rel != IDENTITY_FILE else None
+                if store is not None:
+                    data = store.read("self" if rel == MEMORY_FILES["self"] else "user")
+                else:
+                    data = Door(self.home.path).read(path, cap=cap)
                 return "" if data is None else decode_file(data, path).removeprefix("\ufeff")
             except HomeFileError as exc:  # named by the file alone: no server paths to clients
                 raise MCPError(
                     types.INVALID_PARAMS, f"{rel} cannot be read ({exc.reason})"
                 ) from None
+            except (StoreError, HomeError) as exc:
+                raise MCPError(types.INTERNAL_ERROR, f"{rel} cannot be read: {exc}") from None
         match = self.template.match(uri)
         if match is None:
             raise MCPError(types.INVALID_PARAMS, f"no resource {uri!r} in this home")
@@ -416,11 +424,28 @@ class HomeServer:
         except Exception as exc:
             log.warning("change notifications are off: %s", exc)
 
+    async def watch_store(self) -> None:
+        """Notify clients when another machine changes the memory of a home kept in a
+        database (LISTEN / NOTIFY); nothing for a home kept in its folder."""
+        try:
+            store = configured_store(self.home.path)
+            if store is None:
+                return
+            files = [str(self.home.path / name) for name in MEMORY_FILES.values()]
+            async for _ in notifications(store):
+                try:
+                    await self.changed(files)
+                except Exception as exc:  # a notification that fails never stops the server
+                    log.warning("a change notification was not sent: %s", exc)
+        except Exception as exc:
+            log.warning("database change notifications are off: %s", exc)
+
     @asynccontextmanager
     async def _lifespan(self, server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         stop = anyio.Event()
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.watch, stop)
+            tasks.start_soon(self.watch_store)
             try:
                 yield {}
             finally:

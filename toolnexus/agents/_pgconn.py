@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -158,13 +158,12 @@ class PgConnection:
                     self._claim(conn, force=False)
                 yield conn
         except PoolTimeout:
-            raise StoreError(
-                f"{self.where} is unreachable: no connection within {timeout():g} s",
-                kind="unreachable",
-            ) from None
+            why = _why_not(self.dsn) or f"no connection within {timeout():g} s"
+            raise StoreError(f"{self.where} is unreachable: {why}", kind="unreachable") from None
         except psycopg.OperationalError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise StoreError(f"{self.where} is unreachable: {first}", kind="unreachable") from None
+            raise StoreError(
+                f"{self.where} is unreachable: {_first_line(exc)}", kind="unreachable"
+            ) from None
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> int:
         """Bring the schema to this version (one transaction, under an advisory lock)."""
@@ -222,3 +221,54 @@ class PgConnection:
             ran = self._migrate(conn)
             self._claim(conn, force=claim)
         return ran
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _why_not(dsn: str) -> str | None:
+    """Why a connection to `dsn` fails now (a refused port, a wrong password, no
+    password given), told by one direct try; None when it works again."""
+    import psycopg
+
+    try:
+        psycopg.connect(dsn, connect_timeout=max(2, int(timeout()))).close()
+    except psycopg.OperationalError as exc:
+        return _first_line(exc).removeprefix("connection failed: ")
+    return None
+
+
+async def notifications(store: PgConnection, *, retry: float = 1.0) -> AsyncIterator[None]:
+    """Yield whenever a change to `store`'s persona is committed, by any process on any
+    machine (LISTEN / NOTIFY), and once as soon as it listens.
+
+    A broken connection is opened again every `retry` seconds; once it is back,
+    it yields once more (changes made meanwhile were not announced to it).
+    """
+    import asyncio  # here: `toolnexus soul` never starts an event loop
+
+    import psycopg  # optional: the `postgres` extra
+
+    while True:
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                store.dsn,
+                autocommit=True,
+                connect_timeout=max(2, int(timeout())),
+                application_name="toolnexus listen",
+            )
+        except psycopg.OperationalError:
+            await asyncio.sleep(retry)
+            continue
+        try:
+            await conn.execute(f"LISTEN {CHANNEL}")
+            yield  # listening: whatever happened before is for the caller to read
+            async for note in conn.notifies():
+                if note.payload == store.key:
+                    yield
+        except psycopg.OperationalError:
+            await asyncio.sleep(retry)
+        finally:
+            await conn.close()

@@ -23,14 +23,13 @@ from typing import Any, Literal, TypeVar, cast
 from ..errors import ArgumentError, ConversationError, HistoryError, HomeError, StoreError
 from . import _search, _transcripts
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
-from ._load import find_identity
 from ._pg import PgStore
 from ._state import open_state, state_errors
-from ._storeconf import home_store
 from ._transcripts import FolderTalk
 from .models._base import Message, Usage
 from .models._chat import chat_problem, from_chat
 from .scanner import DEFAULT
+from .store import configured_store
 
 __all__ = [
     "DEFAULT_RECALL_LIMIT",
@@ -64,11 +63,7 @@ def _errors(home: Path) -> Iterator[None]:
 def talk(home: Path, *, create: bool = False) -> FolderTalk | PgStore | None:
     """Where `home`'s conversations are: its database store, else its folder's state
     database (None: not made yet, and not `create`)."""
-    try:
-        found = find_identity(home)
-    except HomeError:
-        found = None  # reported by composing; a store set by the environment needs it
-    store = home_store(home, found)
+    store = configured_store(home)
     if store is not None:
         return store
     state = open_state(home, create=create)

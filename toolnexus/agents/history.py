@@ -17,19 +17,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..errors import ArgumentError, HistoryError, HomeError, MemoryEditError, StoreError
+from ..errors import ArgumentError, HistoryError, MemoryEditError, StoreError
 from ..tools import call_context
 from . import _history, _search
 from ._files import MEMORY_FILES
 from ._history import Change, Pending, Row
 from ._identity import Target
-from ._load import find_identity
 from ._memedit import LOADS, Op, Plan, quote
 from ._memfile import MemoryDocument, nfc, parse_memory
 from ._pg import PgStore
 from ._state import DB_NAME, State, open_state, state_dir, state_errors
-from ._storeconf import home_store
 from .memory import MemoryStore, Outcome, _resolve_limits
+from .store import configured_store
 
 __all__ = ["Change", "History"]
 
@@ -253,11 +252,7 @@ class History:
 
     def _database(self, action: str | None = None) -> PgStore | None:
         """The home's database store (None: its folder); with `action`, refuse it there."""
-        try:
-            found = find_identity(self.dir)
-        except HomeError:
-            found = None  # a folder's history is read whatever IDENTITY.md says
-        store = home_store(self.dir, found)
+        store = configured_store(self.dir)
         if store is not None and action is not None:
             raise StoreError(
                 f"{action}: not offered by {store.where} yet: `toolnexus store "

@@ -17,6 +17,7 @@ from ._memfile import MemoryDocument
 from ._skillfile import Skill
 from .history import Change, History
 from .soul import Soul, compose_soul
+from .store import configured_store
 
 __all__ = ["Home"]
 
@@ -84,8 +85,9 @@ class Home:
         Raises:
             HomeFileError: when it is refused: a link out of the home, not a regular
                 file, over its byte cap, or not UTF-8 text.
+            StoreError: when the home's database store cannot be reached.
         """
-        return load_memory(self.path, "self")[1].doc
+        return load_memory(self.path, "self", store=configured_store(self.path))[1].doc
 
     def user(self) -> MemoryDocument:
         """Load USER.md (empty when absent), through the same door as composing.
@@ -93,8 +95,9 @@ class Home:
         Raises:
             HomeFileError: when it is refused: a link out of the home, not a regular
                 file, over its byte cap, or not UTF-8 text.
+            StoreError: when the home's database store cannot be reached.
         """
-        return load_memory(self.path, "user")[1].doc
+        return load_memory(self.path, "user", store=configured_store(self.path))[1].doc
 
     def scan_skills(self) -> SkillScan:
         """Look at every entry of skills/ and report valid skills, problems and warnings.

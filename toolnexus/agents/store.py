@@ -23,16 +23,24 @@ from . import _history
 from ._files import MEMORY_FILES, MEMORY_ORDER, Door, memory_cap
 from ._history import Change
 from ._identity import Target
-from ._load import load_identity
+from ._load import find_identity, load_identity
 from ._memfile import MemoryDocument
 from ._pg import Edit, PgStore
 from ._snapshot import CHANGES, MESSAGES, SESSIONS, Snapshot
 from ._state import open_state
 from ._store import Folder, locked
-from ._storeconf import home_store
+from ._storeconf import STORE_VARIABLE, home_store
 from .memory import MemoryStore, Outcome, _resolve_limits
 
-__all__ = ["FolderStore", "PgStore", "Snapshot", "Store", "copy", "database_store"]
+__all__ = [
+    "FolderStore",
+    "PgStore",
+    "Snapshot",
+    "Store",
+    "configured_store",
+    "copy",
+    "database_store",
+]
 
 
 @runtime_checkable
@@ -185,6 +193,24 @@ class FolderStore:
 def _put(data: bytes) -> Callable[[MemoryDocument, bytes | None], Outcome]:
     """A change that leaves the file as `data` and records nothing (its history comes along)."""
     return lambda _doc, _old: (data, "", ())
+
+
+def configured_store(dir: str | os.PathLike[str]) -> PgStore | None:
+    """The database store the home `dir` uses, or None for its folder (also when its
+    IDENTITY.md cannot be read: composing reports that).
+
+    Raises:
+        HomeError: when `TOOLNEXUS_STORE` is set but is not a PostgreSQL address,
+            or the home has no IDENTITY.md to claim the key with.
+    """
+    home = Path(dir)
+    try:
+        found = find_identity(home)
+    except HomeError:
+        found = None
+    if found is None and not os.environ.get(STORE_VARIABLE, "").strip():
+        return None
+    return home_store(home, found)
 
 
 def database_store(dir: str | os.PathLike[str]) -> PgStore:

@@ -11,14 +11,16 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from ..errors import HomeError
 from ._files import IDENTITY_FILE, MEMORY_FILES, SKILLS_DIR, STATE_DIR, TEMPLATE_FILE
+from ._pgconn import notifications
 from ._skillfile import SKILL_NAME_RE
 from .home import Home
 from .soul import Soul
+from .store import configured_store
 
 __all__ = ["is_relevant", "watch_home"]
 
@@ -107,7 +109,7 @@ async def watch_home(
     def keep(_change: Any, path: str) -> bool:
         return is_relevant(watched, path)
 
-    changes = awatch(
+    files = awatch(
         home.path,
         watch_filter=keep,
         debounce=max_delay_ms,
@@ -117,6 +119,9 @@ async def watch_home(
         poll_delay_ms=poll_delay_ms,
         recursive=True,
     )
+    # A home kept in a database also changes when another machine writes to it.
+    store = configured_store(home.path)
+    changes = files if store is None else _merged(files, notifications(store))
     # Start the watcher before composing the baseline, so no write after it is missed:
     # the OS watch is in place once the first step of this task has run.
     pending: asyncio.Future[Any] | None = asyncio.ensure_future(changes.__anext__())
@@ -146,6 +151,34 @@ async def watch_home(
             with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                 await pending
         await changes.aclose()
+
+
+async def _merged(
+    first: AsyncIterator[Any], second: AsyncIterator[Any]
+) -> AsyncGenerator[Any, None]:
+    """Items of both iterators as they come; ends when `first` does."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    end = object()
+
+    async def pump(source: AsyncIterator[Any], last: bool) -> None:
+        try:
+            async for item in source:
+                await queue.put(item)
+        finally:
+            if last:
+                queue.put_nowait(end)
+
+    tasks = [asyncio.ensure_future(pump(first, True)), asyncio.ensure_future(pump(second, False))]
+    try:
+        while (item := await queue.get()) is not end:
+            yield item
+        for task in tasks:
+            if task.done() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _compose(home: Home, *, strict: bool) -> Soul | HomeError:
