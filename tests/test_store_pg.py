@@ -21,8 +21,8 @@ from toolnexus.agents.history import History
 from toolnexus.agents.home import Home
 from toolnexus.agents.memory import MemoryStore
 from toolnexus.agents.models import ScriptedModel, call
-from toolnexus.agents.store import FolderStore, copy, database_store
-from toolnexus.errors import HomeError, MemoryEditError, StoreError
+from toolnexus.agents.store import FolderStore, configured_store, copy, database_store
+from toolnexus.errors import HistoryError, HomeError, MemoryEditError, StoreError
 
 CLI = [sys.executable, "-m", "toolnexus"]
 
@@ -223,10 +223,47 @@ def test_history_is_read_from_the_database(tmp_path: Path, pg_dsn: str) -> None:
     ]
     shown = cli("memory", home, "log", "--json")
     assert [json.loads(line)["id"] for line in shown.stdout.splitlines()] == [2, 1]
-    with pytest.raises(StoreError) as info:
-        History(home).undo()
-    assert info.value.kind == "unsupported"
-    assert "pull" in str(info.value)
+    assert not (home / ".toolnexus").exists()
+
+
+def history_session(home: Path) -> tuple[list[str], list[tuple[object, ...]], bytes | None]:
+    """Edits, then undo, restore, a refused undo, forget and compact: what each said,
+    the log after, and the file."""
+    m, h = memory(home), History(home)
+    m.add("The user likes tea.")
+    m.add("Standup is at 9:30.")
+    m.replace("tea", "The user likes green tea.")
+    m.add("Codename bluebird, never to be repeated.")
+    said = [h.undo(), h.undo(3), h.restore(2)]
+    try:
+        h.undo(3)
+    except HistoryError as exc:
+        said.append(f"{exc.kind}: {exc}")
+    said.append(h.undo(1))
+    said.append(h.forget(4))
+    said.append(h.compact(keep_days=0).split(" state.db")[0])
+    m.add("After compacting.")
+    log = [(c.id, c.action, c.before, c.after, c.source) for c in h.log(None)]
+    stored = configured_store(home)
+    return said, log, (home / "MEMORY.md").read_bytes() if stored is None else stored.read("self")
+
+
+def test_undo_restore_forget_and_compact_answer_as_in_the_folder(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    in_folder = history_session(make_home(tmp_path / "folder", None))
+    in_database = history_session(make_home(tmp_path / "db", pg_dsn))
+    assert in_database == in_folder
+    said, log, data = in_database
+    assert said[0].startswith("undid change 4 (add)")
+    assert "already as it was after change 2" in said[2]
+    assert said[3].startswith("conflict: cannot undo change 3")
+    assert said[4].startswith("undid change 1 (add)")
+    assert "forgot change 4" in said[5]
+    assert said[6].startswith("removed 6 changes older than 0 days; 1 kept")
+    assert all("bluebird" not in str(row) for row in log)
+    assert [row[0] for row in log] == [8, 7]
+    assert data == b"- Standup is at 9:30.\n- After compacting.\n"
 
 
 def test_conversations_and_recall_live_in_the_database(tmp_path: Path, pg_dsn: str) -> None:
@@ -336,7 +373,8 @@ async def test_watch_sees_a_write_from_another_machine(tmp_path: Path, pg_dsn: s
     souls = watch_home(a, initial=True, stop_event=stop)
     try:
         first = await asyncio.wait_for(souls.__anext__(), 20)
-        assert isinstance(first, Soul) and first.memory_entries == ("First note.",)
+        assert isinstance(first, Soul)
+        assert first.memory_entries == ("First note.",)
         await asyncio.to_thread(memory(b).add, "Written on machine b.")
         second = await asyncio.wait_for(souls.__anext__(), 20)
         assert isinstance(second, Soul)

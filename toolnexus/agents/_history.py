@@ -30,6 +30,8 @@ from ._state import State
 
 __all__ = [
     "ACTIONS",
+    "COLUMNS",
+    "REDACTED",
     "Change",
     "Pending",
     "Row",
@@ -40,9 +42,11 @@ __all__ = [
     "forget",
     "forgotten_texts",
     "history",
+    "holds",
     "last_digest",
     "latest",
     "record",
+    "row_of",
     "state_before",
     "state_bytes",
     "sync",
@@ -125,10 +129,10 @@ def file_text(data: bytes | None) -> str | None:
         return None
 
 
-_COLUMNS = "id, time, target, action, before, after, source, shape, digest, redacted"
+COLUMNS = "id, time, target, action, before, after, source, shape, digest, redacted"
 
 
-def _row(values: Sequence[object]) -> Row:
+def row_of(values: Sequence[object]) -> Row:
     id_, time, target, action, before, after, source, shape, dig, redacted = values
     change = Change(
         int(id_),  # type: ignore[call-overload]
@@ -233,20 +237,18 @@ def record(
 def find(state: State, id: int) -> Row | None:
     """The record with this id, or None."""
     with state.reading() as conn:
-        found = conn.execute(
-            f"SELECT {_COLUMNS} FROM memory_changes WHERE id = ?", (id,)
-        ).fetchone()
-    return None if found is None else _row(found)
+        found = conn.execute(f"SELECT {COLUMNS} FROM memory_changes WHERE id = ?", (id,)).fetchone()
+    return None if found is None else row_of(found)
 
 
 def latest(state: State, target: str) -> Row | None:
     """The newest record of one file, or None."""
     with state.reading() as conn:
         found = conn.execute(
-            f"SELECT {_COLUMNS} FROM memory_changes WHERE target = ? ORDER BY id DESC LIMIT 1",
+            f"SELECT {COLUMNS} FROM memory_changes WHERE target = ? ORDER BY id DESC LIMIT 1",
             (target,),
         ).fetchone()
-    return None if found is None else _row(found)
+    return None if found is None else row_of(found)
 
 
 def state_before(state: State, row: Row) -> bytes | None:
@@ -282,14 +284,14 @@ def _rows(
     where, params = ("WHERE target = ?", (target,)) if target is not None else ("", ())
     with state.reading() as conn:
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM memory_changes {where} ORDER BY id DESC", params
+            f"SELECT {COLUMNS} FROM memory_changes {where} ORDER BY id DESC", params
         ).fetchall()
     needle = grep.casefold() if grep is not None else None
     count = 0
     for values in rows:
         if limit is not None and count >= limit:
             return
-        row = _row(values)
+        row = row_of(values)
         if needle is not None and not any(
             t is not None and needle in t.casefold() for t in (row.change.before, row.change.after)
         ):
@@ -320,7 +322,7 @@ def forget(state: State, id: int) -> tuple[Row, list[int], int] | None:
         )
         doomed = {row.digest} if row.shape == "file" and c.after is not None else set()
         for dig, body in conn.execute("SELECT digest, body FROM memory_states").fetchall():
-            if _holds(zlib.decompress(body).decode("utf-8", errors="replace"), texts):
+            if holds(zlib.decompress(body).decode("utf-8", errors="replace"), texts):
                 doomed.add(dig)
         dropped = 0
         for dig in doomed:
@@ -331,7 +333,7 @@ def forget(state: State, id: int) -> tuple[Row, list[int], int] | None:
                 "SELECT id, before, after FROM memory_changes WHERE target = ? AND id != ?",
                 (c.target, id),
             ).fetchall()
-            if _holds(before or "", texts) or _holds(after or "", texts)
+            if holds(before or "", texts) or holds(after or "", texts)
         ]
         # The search index drops a deleted text only when its segments merge: merge now.
         conn.execute("INSERT INTO memory_changes_fts (memory_changes_fts) VALUES ('optimize')")
@@ -360,7 +362,7 @@ def _changed_lines(before: str, after: str) -> list[str]:
     return out
 
 
-def _holds(text: str, texts: Sequence[str]) -> bool:
+def holds(text: str, texts: Sequence[str]) -> bool:
     """Whether `text` (a file version, or a record's text) holds one of `texts`: raw, or in
     one of its entries (whose continuation lines are indented in the file)."""
     if not texts or not text:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
-from ._history import Change, Pending, digest, file_text
+from ._history import Pending, digest, file_text
 from ._identity import Target
 from ._lock import WriteCancelled
 from ._pgconn import CHANNEL
@@ -147,25 +147,6 @@ class PgStore(PgConversations):
                 ],
             )
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.key))
-
-    # -- history -----------------------------------------------------------------------
-
-    def log(
-        self, target: str | None, *, limit: int | None = None, grep: str | None = None
-    ) -> list[Change]:
-        """Recorded changes, newest first, as `History.log` gives them from a folder."""
-        where, params = ("AND target = %s", [target]) if target is not None else ("", [])
-        if grep is not None:
-            where += " AND (strpos(lower(coalesce(before, '')), %s) > 0"
-            where += " OR strpos(lower(coalesce(after, '')), %s) > 0)"
-            params += [grep.casefold(), grep.casefold()]
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT id, time, target, action, before, after, source FROM toolnexus_changes "
-                f"WHERE key = %s {where} ORDER BY id DESC LIMIT %s",
-                [self.key, *params, limit],
-            ).fetchall()
-        return [Change(int(r[0]), *r[1:]) for r in rows]
 
     # -- copying -----------------------------------------------------------------------
 

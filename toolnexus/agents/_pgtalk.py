@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._pgconn import PgConnection
+from ._pghistory import PgHistory
 from ._search import SNIPPET_TOKENS, Found
 from ._transcripts import Imported, Meta, Record, Stored, now, scrub, title_of
 
@@ -64,8 +64,9 @@ def _rows(key: str, session: str, first: int, time: str, records: Sequence[Recor
 
 
 @dataclass(frozen=True, slots=True)
-class PgConversations(PgConnection):
-    """A persona's saved conversations in PostgreSQL (`PgStore` adds its memory)."""
+class PgConversations(PgHistory):
+    """A persona's saved conversations in PostgreSQL, and its history (`PgStore` adds
+    its memory files)."""
 
     def save(
         self,
@@ -256,3 +257,18 @@ class PgConversations(PgConnection):
         found.sort(key=lambda f: f.time, reverse=True)  # equal ranks: the newest first
         found.sort(key=lambda f: f.rank)  # lower is better, as bm25 in a folder
         return found[:limit]
+
+    def sessions_holding(self, texts: Sequence[str]) -> list[str]:
+        """The ids of saved sessions with a message that contains one of `texts` (any case)."""
+        found: set[str] = set()
+        with self._connection() as conn:
+            for text in map(scrub, texts):
+                if not text.strip():
+                    continue
+                rows = conn.execute(
+                    "SELECT DISTINCT session, text FROM toolnexus_messages "
+                    "WHERE key = %s AND strpos(lower(text), lower(%s)) > 0",
+                    (self.key, text),
+                ).fetchall()
+                found.update(str(s) for s, body in rows if text.casefold() in body.casefold())
+        return sorted(found)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..errors import ArgumentError, HistoryError, MemoryEditError, StoreError
+from ..errors import ArgumentError, HistoryError, MemoryEditError
 from ..tools import call_context
 from . import _history, _search
 from ._files import MEMORY_FILES
@@ -115,32 +115,33 @@ class History:
                 changed since), `unavailable` (the change was forgotten).
             MemoryEditError: when the inverse cannot be written (the file is full, ...).
         """
-        self._database("undo")
-        state = self._state()
+        database = self._database()
+        reader = database if database is not None else _FolderHistory(self._state())
         if id is None:
-            self._sync(_targets(target)[0])
-            row = _history.latest(state, target)
+            if database is None:
+                self._sync(_targets(target)[0])
+            row = reader.latest_change(target)
             if row is None:
                 raise HistoryError(
                     f"{MEMORY_FILES[target]} has no recorded change to undo", kind="not_found"
                 )
         else:
-            row = self._row(state, id)
+            row = self._row(reader, id)
         store = self._store(row.change.target)
         chosen = row
 
         def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
             if id is None:  # still the latest, now that the file is locked?
-                now = _history.latest(state, chosen.change.target)
+                now = reader.latest_change(chosen.change.target)
                 if now is None or now.change.id != chosen.change.id:
                     raise HistoryError(
                         f"{store.name} changed while undo was starting (change "
                         f"{now.change.id if now else '?'} is the latest now); run undo again",
                         kind="conflict",
                     )
-            return _undo(chosen, doc, data, store, _history.state_before(state, chosen))
+            return _undo(chosen, doc, data, store, reader.state_before(chosen))
 
-        return store._write(change, source=self._source(f"undo={row.change.id}"))
+        return store._commit(change, source=self._source(f"undo={row.change.id}"))
 
     @_guarded
     def restore(self, id: int) -> str:
@@ -152,10 +153,10 @@ class History:
             HistoryError: `not_found` (no such change), `unavailable` (that version
                 was forgotten or compacted away).
         """
-        self._database("restore")
-        state = self._state()
-        row = self._row(state, id)
-        kept = _history.state_bytes(state, row.digest)
+        database = self._database()
+        reader = database if database is not None else _FolderHistory(self._state())
+        row = self._row(reader, id)
+        kept = reader.state_bytes(row.digest)
         if kept is None:
             raise HistoryError(
                 f"change {id}: the file as it was after it is no longer kept (forgotten, "
@@ -182,7 +183,7 @@ class History:
             )
             return kept, message, (pending,)
 
-        return store._write(change, source=self._source(f"restore={id}"))
+        return store._commit(change, source=self._source(f"restore={id}"))
 
     @_guarded
     def compact(self, *, keep_days: int) -> str:
@@ -191,11 +192,17 @@ class History:
         Raises:
             ArgumentError: for a negative number of days.
         """
-        self._database("compact")
         if isinstance(keep_days, bool) or not isinstance(keep_days, int):
             raise TypeError(f"keep_days: must be an int, not {type(keep_days).__name__}")
         if keep_days < 0:
             raise ArgumentError(f"keep_days: must be 0 or more, got {keep_days}")
+        database = self._database()
+        if database is not None:
+            removed, kept = database.compact(keep_days)
+            return (
+                f"removed {removed} change{'s' if removed != 1 else ''} older than {keep_days} "
+                f"days; {kept} kept."
+            )
         state = open_state(self.dir, create=False)
         if state is None:
             return "no history yet: nothing to compact"
@@ -214,13 +221,22 @@ class History:
         Raises:
             HistoryError: `not_found` for no such change.
         """
-        self._database("forget")
-        state = self._state()
-        self._row(state, id)
-        done = _history.forget(state, id)
+        database = self._database()
+        if database is not None:
+            self._row(database, id)
+            done = database.forget(id)
+        else:
+            state = self._state()
+            self._row(_FolderHistory(state), id)
+            done = _history.forget(state, id)
         assert done is not None  # found just above; records are never deleted meanwhile
         row, others, dropped = done
-        talks = _search.sessions_holding(state, _history.forgotten_texts(row))
+        texts = _history.forgotten_texts(row)
+        talks = (
+            database.sessions_holding(texts)
+            if database is not None
+            else _search.sessions_holding(state, texts)
+        )
         versions = (
             f"the {dropped} kept version{'s' if dropped != 1 else ''} of the file that held "
             f"them {'are' if dropped != 1 else 'is'} gone too (restore cannot return to "
@@ -250,16 +266,9 @@ class History:
         limits = _resolve_limits(self.dir, None)
         return MemoryStore(self.dir, target, limit=limits.for_target(target), fsync=self._fsync)  # type: ignore[arg-type]
 
-    def _database(self, action: str | None = None) -> PgStore | None:
-        """The home's database store (None: its folder); with `action`, refuse it there."""
-        store = configured_store(self.dir)
-        if store is not None and action is not None:
-            raise StoreError(
-                f"{action}: not offered by {store.where} yet: `toolnexus store "
-                f"{self.dir} pull`, {action} in the folder, then `push --force`",
-                kind="unsupported",
-            )
-        return store
+    def _database(self) -> PgStore | None:
+        """The home's database store, or None when its history is in its folder."""
+        return configured_store(self.dir)
 
     def _state(self) -> State:
         state = open_state(self.dir, create=False)
@@ -271,10 +280,10 @@ class History:
             )
         return state
 
-    def _row(self, state: State, id: int) -> Row:
+    def _row(self, reader: _FolderHistory | PgStore, id: int) -> Row:
         if isinstance(id, bool) or not isinstance(id, int):
             raise TypeError(f"id: must be an int, not {type(id).__name__}")
-        row = _history.find(state, id) if 0 < id < 2**63 else None
+        row = reader.find_change(id) if 0 < id < 2**63 else None
         if row is None:
             raise HistoryError(f"no change {id} in the history", kind="not_found")
         return row
@@ -283,6 +292,27 @@ class History:
     def _source(what: str) -> str:
         context = call_context()
         return f"{'python' if context is None else context.source()} {what}"
+
+
+class _FolderHistory:
+    """The folder's history, read through the names the database store's has."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def latest_change(self, target: str) -> Row | None:
+        return _history.latest(self.state, target)
+
+    def find_change(self, id: int) -> Row | None:
+        return _history.find(self.state, id)
+
+    def state_before(self, row: Row) -> bytes | None:
+        return _history.state_before(self.state, row)
+
+    def state_bytes(self, dig: str) -> bytes | None:
+        return _history.state_bytes(self.state, dig)
 
 
 def _targets(target: Target | None) -> tuple[str, ...]:

@@ -227,6 +227,11 @@ class MemoryStore:
             return stored
         return self._write(change, source=source, cancel=cancel, then=then if trust else None)
 
+    def _commit(self, change: Change, *, source: str) -> str:
+        """Run `change` where the home keeps this file: its database store, else its folder."""
+        stored = self._write_stored(change, source=source, cancel=None, trust=False)
+        return stored if stored is not None else self._write(change, source=source)
+
     def _write_stored(
         self, change: Change, *, source: str, cancel: threading.Event | None, trust: bool
     ) -> str | None:
