@@ -73,8 +73,10 @@ class PgServer:
     host = "127.0.0.1"
     user = "toolnexus"
 
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, *, durable: bool = False) -> None:
         self.bindir = bindir
+        #: True: fsync on, as in production (benchmarks); False: quicker tests.
+        self.durable = durable
         self.password = secrets.token_urlsafe(18)
         self.port = _free_port()
         self._uid: int | None = NOBODY if os.geteuid() == 0 else None
@@ -150,7 +152,7 @@ class PgServer:
             "listen_addresses": "'127.0.0.1'",
             "port": str(self.port),
             "unix_socket_directories": f"'{self.root}'",
-            "fsync": "off",
+            "fsync": "on" if self.durable else "off",
             "max_connections": "200",
         }
         with open(self.datadir / "postgresql.conf", "a", encoding="utf-8") as conf:

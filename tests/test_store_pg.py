@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -210,6 +211,24 @@ def test_the_environment_points_a_plain_home_at_the_database(
     with pytest.raises(MemoryEditError) as info:
         memory(home).add("x")
     assert "TOOLNEXUS_STORE: not a postgresql:// address" in str(info.value)
+
+
+def test_the_scaling_out_page_example_runs_against_the_database(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/scaling-out.md's two-machine example, run as written with TOOLNEXUS_STORE set
+    (it is marked notest there: the docs run without a server)."""
+    page = (Path(__file__).parent.parent / "docs" / "scaling-out.md").read_text(encoding="utf-8")
+    [code] = [b for b in page.split("```{.python notest}\n")[1:] if "Two machines" in b]
+    code = code.split("```")[0]
+    monkeypatch.setenv("TOOLNEXUS_STORE", pg_dsn)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    scope: dict[str, Any] = {}
+    exec(compile(code, "scaling-out.md", "exec"), scope)
+    homes = [scope["first"], scope["second"]]
+    assert all(Path(home).parent == tmp_path for home in homes)
+    store = database_store(homes[1])
+    assert store.read("self") == b"- Deploys freeze on Fridays\n"
 
 
 def test_history_is_read_from_the_database(tmp_path: Path, pg_dsn: str) -> None:
