@@ -70,4 +70,20 @@ def store(args: argparse.Namespace, home: Path, prog: str) -> int:
         f"{len(snapshot.sessions)} conversation(s) with {len(snapshot.messages)} message(s)",
         file=sys.stdout,
     )
+    if args.action == "push":
+        _left_behind(home)
     return 0
+
+
+def _left_behind(home: Path) -> None:
+    """Say so when the folder holds trust marks: the database keeps none, so the scanner's
+    verdict stands for those entries there."""
+    from .agents._files import STATE_DIR
+    from .agents._trust import read_trust
+
+    marks = sum(len(read_trust(home, target)[1]) for target in ("self", "user"))
+    if marks:
+        print(
+            f"note: {marks} trust mark(s) stay in {STATE_DIR}/: a database store keeps "
+            "none, so the scanner judges those entries there like any other"
+        )

@@ -186,27 +186,20 @@ class PgStore(PgConversations):
             conn.execute("SELECT 1 FROM toolnexus_personas WHERE key = %s FOR UPDATE", (key,))
             for table in ("memory", "messages", "sessions", "changes", "states"):
                 conn.execute(f"DELETE FROM toolnexus_{table} WHERE key = %s", (key,))
+            tables = (
+                ("memory", "target, body", snapshot.memory),
+                ("changes", CHANGES, snapshot.changes),
+                ("states", "digest, body", snapshot.states),
+                ("sessions", SESSIONS, snapshot.sessions),
+                ("messages", MESSAGES, snapshot.messages),
+            )
             with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO toolnexus_memory (key, target, body) VALUES (%s, %s, %s)",
-                    [(key, t, b) for t, b in snapshot.memory],
-                )
-                cur.executemany(
-                    f"INSERT INTO toolnexus_changes (key, {CHANGES}) VALUES ({_marks(11)})",
-                    [(key, *r) for r in snapshot.changes],
-                )
-                cur.executemany(
-                    "INSERT INTO toolnexus_states (key, digest, body) VALUES (%s, %s, %s)",
-                    [(key, d, b) for d, b in snapshot.states],
-                )
-                cur.executemany(
-                    f"INSERT INTO toolnexus_sessions (key, {SESSIONS}) VALUES ({_marks(9)})",
-                    [(key, *r) for r in snapshot.sessions],
-                )
-                cur.executemany(
-                    f"INSERT INTO toolnexus_messages (key, {MESSAGES}) VALUES ({_marks(13)})",
-                    [(key, *r) for r in snapshot.messages],
-                )
+                for table, columns, rows in tables:
+                    marks = _marks(columns.count(",") + 2)  # the key, then each column
+                    cur.executemany(
+                        f"INSERT INTO toolnexus_{table} (key, {columns}) VALUES ({marks})",
+                        [(key, *r) for r in rows],
+                    )
             last = max((int(r[0]) for r in snapshot.changes), default=0)
             conn.execute(
                 "UPDATE toolnexus_personas SET next_change = %s WHERE key = %s", (last + 1, key)

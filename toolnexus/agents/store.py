@@ -243,8 +243,8 @@ def copy(source: Store, destination: Store, *, force: bool = False) -> Snapshot:
         if not there.empty and there != snapshot:
             raise StoreError(
                 f"{destination.where} already holds memory, history or conversations "
-                f"that {source.where} does not: copying would overwrite them (use --force "
-                "to replace them)",
+                f"that {source.where} does not: copying would overwrite them (force=True, "
+                "or --force on the command line, replaces them)",
                 kind="not_empty",
             )
     destination.replace(snapshot)
