@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,17 +13,15 @@ from typing import Any
 
 import psycopg
 import pytest
+from _pghome import CLI, cli, make_home, memory
 
 from toolnexus.agents import Conversations, Soul, compose_soul, from_dir, memory_tool, watch_home
 from toolnexus.agents._pgconn import close_pools
 from toolnexus.agents.history import History
 from toolnexus.agents.home import Home
-from toolnexus.agents.memory import MemoryStore
 from toolnexus.agents.models import ScriptedModel, call
 from toolnexus.agents.store import FolderStore, configured_store, copy, database_store
 from toolnexus.errors import HistoryError, HomeError, MemoryEditError, StoreError
-
-CLI = [sys.executable, "-m", "toolnexus"]
 
 
 @pytest.fixture(autouse=True)
@@ -33,35 +29,6 @@ def _own_pools() -> Iterator[None]:
     """Each test starts with no pooled connection (its database is dropped after it)."""
     yield
     close_pools()
-
-
-def make_home(
-    root: Path, dsn: str | None, *, name: str = "Ada", body: str = "You are Ada.", key: str = ""
-) -> Path:
-    """A home whose IDENTITY.md points at `dsn` (None: the folder)."""
-    root.mkdir(parents=True)
-    lines = [f"name: {name}"]
-    if dsn is not None:
-        lines.append(f"store: {dsn}")
-    if key:
-        lines.append(f"store_key: {key}")
-    (root / "IDENTITY.md").write_text(
-        "---\n" + "\n".join(lines) + f"\n---\n{body}\n", encoding="utf-8"
-    )
-    return root
-
-
-def cli(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [*CLI, *map(str, args)], capture_output=True, text=True, timeout=120, check=False
-    )
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
-
-
-def memory(home: Path, target: str = "self") -> MemoryStore:
-    return MemoryStore(home, target, limit=8000 if target == "self" else 4000)  # type: ignore[arg-type]
 
 
 # -- the contract ---------------------------------------------------------------------------

@@ -66,7 +66,7 @@ ConversationKind = Literal["not_found", "ambiguous", "invalid", "state"]
 CONVERSATION_KINDS: tuple[ConversationKind, ...] = get_args(ConversationKind)
 
 #: Why a store action was refused; `StoreError.kind` is always one of these.
-StoreKind = Literal["unreachable", "claimed", "schema", "not_empty", "unsupported"]
+StoreKind = Literal["unreachable", "claimed", "schema", "not_empty", "unsupported", "failed"]
 STORE_KINDS: tuple[StoreKind, ...] = get_args(StoreKind)
 
 #: Why the door refused a home file; `HomeFileError.reason` is always one of these.
@@ -184,8 +184,9 @@ class StoreError(ToolnexusError):
     `kind` says why: `"unreachable"` (the server cannot be reached or failed
     mid-call), `"claimed"` (its key belongs to a different IDENTITY.md),
     `"schema"` (made by a newer toolnexus, or not migrated), `"not_empty"` (a
-    push or pull would overwrite what is there) or `"unsupported"` (an action
-    the database store does not offer).
+    push or pull would overwrite what is there), `"unsupported"` (an action
+    the database store does not offer) or `"failed"` (the server refused the
+    call: a missing privilege, a lock not granted in time; the message says which).
     """
 
     kind: StoreKind

@@ -74,9 +74,7 @@ class PgStore(PgConversations):
         try:
             with self._connection() as conn:
                 with conn.transaction():
-                    conn.execute(
-                        "SELECT 1 FROM toolnexus_personas WHERE key = %s FOR UPDATE", (self.key,)
-                    )
+                    self._lock_row(conn)
                     row = conn.execute(
                         "SELECT body FROM toolnexus_memory WHERE key = %s AND target = %s",
                         (self.key, target),
@@ -153,6 +151,8 @@ class PgStore(PgConversations):
     def snapshot(self) -> Snapshot:
         """Every row this persona has, in the order a folder lists them."""
         with self._connection() as conn, conn.transaction():
+            # One view of every table, however many writers commit meanwhile.
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             key = (self.key,)
             memory = conn.execute(
                 "SELECT target, body FROM toolnexus_memory WHERE key = %s", key
@@ -183,7 +183,7 @@ class PgStore(PgConversations):
         """Make this persona's rows exactly `snapshot`'s, in one transaction."""
         key = self.key
         with self._connection() as conn, conn.transaction():
-            conn.execute("SELECT 1 FROM toolnexus_personas WHERE key = %s FOR UPDATE", (key,))
+            self._lock_row(conn)
             for table in ("memory", "messages", "sessions", "changes", "states"):
                 conn.execute(f"DELETE FROM toolnexus_{table} WHERE key = %s", (key,))
             tables = (

@@ -2,9 +2,11 @@
 up to date, and a persona's key claimed by one identity.
 
 A connection that broke (the server restarted, the network dropped) is checked
-and replaced when it is next taken from the pool, so a session outlives the
-server going away and coming back; until then a call fails at once with
-`StoreError` (kind `unreachable`) naming the store.
+and replaced when it is next taken from the pool. Once a call found the server
+unreachable, the next one first tries one direct connection: while that fails,
+the call fails at once with `StoreError` (kind `unreachable`) naming the store
+and why; once it works, the pool (which backs off between its own retries) is
+replaced by a fresh one, so a session is back as soon as the server is.
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ _pools_lock = threading.Lock()
 #: (dsn, key, identity digest) already claimed or checked by this process.
 _claimed: set[tuple[str, str, str]] = set()
 _migrated: set[str] = set()
+#: The connection each thread holds per address while a call runs (see `_connection`).
+_held = threading.local()
+#: Addresses whose last call found the server unreachable (see the module's docstring).
+_down: set[str] = set()
 
 
 def _forget_after_fork() -> None:
@@ -63,6 +69,8 @@ def _forget_after_fork() -> None:
     _pools.clear()
     _claimed.clear()
     _migrated.clear()
+    _down.clear()
+    _held.__dict__.clear()
 
 
 # A pool retrying a server that is down logs each try; an application that configures
@@ -74,11 +82,25 @@ if hasattr(os, "register_at_fork"):
 
 
 def describe(dsn: str) -> str:
-    """The DSN as messages show it: host, port and database, never a password."""
-    parts = urlsplit(dsn)
-    host = parts.hostname or "localhost"
-    port = f":{parts.port}" if parts.port else ""
-    return f"postgresql://{host}{port}{parts.path or '/'}"
+    """The DSN as messages show it: host, port and database, never a user or password
+    (a URL or `key=value` form; one that cannot be read shows as `postgresql://?`)."""
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict  # libpq's own reading of it
+    except ImportError:  # without the extra: only the URL form can be read
+        try:
+            parts = urlsplit(dsn)
+            info = {"host": parts.hostname, "port": parts.port, "dbname": parts.path[1:]}
+        except ValueError:
+            return "postgresql://?"
+    else:
+        try:
+            info = dict(conninfo_to_dict(dsn))
+        except psycopg.Error:
+            return "postgresql://?"
+    host = str(info.get("host") or "localhost")
+    port = f":{info['port']}" if info.get("port") else ""
+    return f"postgresql://{host}{port}/{info.get('dbname') or ''}"
 
 
 def pool_for(dsn: str) -> ConnectionPool[Any]:
@@ -101,11 +123,37 @@ def pool_for(dsn: str) -> ConnectionPool[Any]:
                 open=False,
                 timeout=timeout(),
                 check=ConnectionPool.check_connection,
-                kwargs={"connect_timeout": max(2, int(timeout())), "application_name": "toolnexus"},
+                kwargs=_connect_options(),
             )
             pool.open(wait=False)
             _pools[dsn] = pool
         return pool
+
+
+def _connect_options() -> dict[str, Any]:
+    """How each pooled connection is opened: a bounded connect, a bounded wait for the
+    persona's row lock (a writer frozen while holding it cannot stall every machine),
+    and TCP keepalives so a vanished peer is noticed."""
+    wait = timeout()
+    return {
+        "connect_timeout": max(2, int(wait)),
+        "application_name": "toolnexus",
+        "options": f"-c lock_timeout={int(wait * 1000)}",
+        "keepalives": 1,
+        "keepalives_idle": 30,
+        "keepalives_interval": 10,
+        "keepalives_count": 3,
+    }
+
+
+def _renew_pool(dsn: str) -> None:
+    """Replace `dsn`'s pool by a fresh one (the server is back; the old pool may be
+    waiting out a back-off). Connections still out close when they are returned."""
+    with _pools_lock:
+        old = _pools.pop(dsn, None)
+        _migrated.discard(dsn)
+    if old is not None:
+        old.close(timeout=0)
 
 
 def close_pools() -> None:
@@ -115,6 +163,7 @@ def close_pools() -> None:
         _pools.clear()
         _claimed.clear()
         _migrated.clear()
+        _down.clear()
     for pool in pools:
         pool.close()
 
@@ -145,10 +194,29 @@ class PgConnection:
     def _connection(
         self, *, claim: bool = True, migrate: bool = True
     ) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection to a migrated database where this persona holds its key."""
+        """A pooled connection to a migrated database where this persona holds its key.
+
+        A call made while this thread already holds one for the same address (a
+        history read inside an edit's locked transaction) shares it: it sees what the
+        transaction sees, and a pool of writers each waiting for a second connection
+        cannot starve.
+        """
         import psycopg
         from psycopg_pool import PoolTimeout
 
+        held: dict[str, psycopg.Connection[Any]] = _held.__dict__.setdefault("conns", {})
+        if self.dsn in held:
+            conn = held[self.dsn]
+            if claim and (self.dsn, self.key, self.identity) not in _claimed:
+                self._claim(conn, force=False)  # another persona in the same database
+            yield conn
+            return
+        if self.dsn in _down:
+            why = _why_not(self.dsn)
+            if why is not None:
+                raise StoreError(f"{self.where} is unreachable: {why}", kind="unreachable")
+            _renew_pool(self.dsn)
+            _down.discard(self.dsn)
         pool = pool_for(self.dsn)
         try:
             with pool.connection() as conn:
@@ -156,17 +224,42 @@ class PgConnection:
                     self._migrate(conn)
                 if claim and (self.dsn, self.key, self.identity) not in _claimed:
                     self._claim(conn, force=False)
-                yield conn
+                held[self.dsn] = conn
+                try:
+                    yield conn
+                finally:
+                    del held[self.dsn]
         except PoolTimeout:
-            why = _why_not(self.dsn) or f"no connection within {timeout():g} s"
+            _down.add(self.dsn)
+            # The pool already waited: the reason is asked for briefly (libpq's least, 2 s).
+            why = _why_not(self.dsn, wait=2) or f"no connection within {timeout():g} s"
             raise StoreError(f"{self.where} is unreachable: {why}", kind="unreachable") from None
-        except psycopg.OperationalError as exc:
+        except psycopg.errors.LockNotAvailable:
+            raise StoreError(
+                f"{self.where} is busy: another writer has held the persona's lock for over "
+                f"{timeout():g} s ({TIMEOUT_VARIABLE}); try again",
+                kind="failed",
+            ) from None
+        except psycopg.Error as exc:
+            if not _lost(exc):
+                why = _first_line(exc)
+                raise StoreError(f"{self.where} refused: {why}", kind="failed") from None
+            _down.add(self.dsn)
             raise StoreError(
                 f"{self.where} is unreachable: {_first_line(exc)}", kind="unreachable"
             ) from None
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> int:
-        """Bring the schema to this version (one transaction, under an advisory lock)."""
+        """Bring the schema to this version (one transaction, under an advisory lock); a
+        schema already current is only read, so a role without CREATE can use it."""
+        with conn.transaction():
+            held = conn.execute("SELECT to_regclass(%s)", (VERSION_TABLE,)).fetchone()
+            row = None
+            if held is not None and held[0] is not None:
+                row = conn.execute(f"SELECT version FROM {VERSION_TABLE}").fetchone()
+        if row is not None and int(row[0]) == len(MIGRATIONS):
+            _migrated.add(self.dsn)
+            return 0
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('toolnexus schema'))")
             conn.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version integer NOT NULL)")
@@ -203,14 +296,28 @@ class PgConnection:
                 "SELECT name, identity FROM toolnexus_personas WHERE key = %s", (self.key,)
             ).fetchone()
         assert row is not None
-        if row[1] != self.identity:
+        self._check_claim(row[0], row[1])
+        _claimed.add((self.dsn, self.key, self.identity))
+
+    def _check_claim(self, name: str | None, identity: str | None) -> None:
+        if identity != self.identity:
+            _claimed.discard((self.dsn, self.key, self.identity))
             raise StoreError(
-                f"{self.where} belongs to another identity (persona {row[0]!r}, a different "
+                f"{self.where} belongs to another identity (persona {name!r}, a different "
                 "IDENTITY.md): give this persona its own `store_key:`, or run "
                 "`toolnexus store HOME migrate --claim` to make this IDENTITY.md the key's",
                 kind="claimed",
             )
-        _claimed.add((self.dsn, self.key, self.identity))
+
+    def _lock_row(self, conn: psycopg.Connection[Any]) -> None:
+        """Take the persona's row lock for this transaction (writers on every machine take
+        turns on it), and check the key is still this identity's: a claim handed to
+        another IDENTITY.md since this process last looked is refused, not written over."""
+        row = conn.execute(
+            "SELECT name, identity FROM toolnexus_personas WHERE key = %s FOR UPDATE",
+            (self.key,),
+        ).fetchone()
+        self._check_claim(*(row if row is not None else (None, None)))
 
     def migrate(self, *, claim: bool = False) -> int:
         """Create or upgrade the schema and claim the key; how many migrations ran.
@@ -223,18 +330,30 @@ class PgConnection:
         return ran
 
 
+def _lost(exc: BaseException) -> bool:
+    """Whether `exc` says the connection itself is gone (not that a statement failed)."""
+    import psycopg
+
+    state = getattr(exc, "sqlstate", None)
+    if state is None:
+        return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
+    # 08: connection exceptions; 57P01-57P03: the server shutting down or starting up.
+    return state.startswith("08") or state in {"57P01", "57P02", "57P03"}
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _why_not(dsn: str) -> str | None:
+def _why_not(dsn: str, *, wait: float | None = None) -> str | None:
     """Why a connection to `dsn` fails now (a refused port, a wrong password, no
-    password given), told by one direct try; None when it works again."""
+    password given), told by one direct try of at most `wait` seconds (default the
+    store's timeout); None when it works again."""
     import psycopg
 
     try:
-        psycopg.connect(dsn, connect_timeout=max(2, int(timeout()))).close()
+        psycopg.connect(dsn, connect_timeout=max(2, int(wait or timeout()))).close()
     except psycopg.OperationalError as exc:
         return _first_line(exc).removeprefix("connection failed: ")
     return None

@@ -93,7 +93,7 @@ class PgHistory(PgConnection):
             return None
         c, texts = row.change, forgotten_texts(row)
         with self._connection() as conn, conn.transaction():
-            conn.execute("SELECT 1 FROM toolnexus_personas WHERE key = %s FOR UPDATE", (self.key,))
+            self._lock_row(conn)
             conn.execute(
                 "UPDATE toolnexus_changes SET before = NULL, after = NULL, redacted = true, "
                 "source = CASE WHEN redacted THEN source ELSE source || ' ' || %s END "
@@ -132,6 +132,7 @@ class PgHistory(PgConnection):
             cutoff = ""
         key = self.key
         with self._connection() as conn, conn.transaction():
+            self._lock_row(conn)  # an edit committing meanwhile keeps its record and state
             removed = conn.execute(
                 "DELETE FROM toolnexus_changes WHERE key = %(k)s AND time < %(t)s AND id NOT IN "
                 "(SELECT MAX(id) FROM toolnexus_changes WHERE key = %(k)s GROUP BY target)",

@@ -86,7 +86,7 @@ class PgConversations(PgHistory):
                 "soul = %s, title = CASE WHEN title = '' THEN %s ELSE title END "
                 "WHERE key = %s AND id = %s RETURNING (SELECT COALESCE(MAX(seq), 0) FROM "
                 "toolnexus_messages m WHERE m.key = %s AND m.session = %s)",
-                (time, model, soul, title, self.key, session, self.key, session),
+                (time, model, scrub(soul), title, self.key, session, self.key, session),
             ).fetchone()
             if updated is None:
                 if not create:
@@ -94,7 +94,7 @@ class PgConversations(PgHistory):
                 conn.execute(
                     "INSERT INTO toolnexus_sessions (key, id, started, ended, model, soul, "
                     "title, origin) VALUES (%s, %s, %s, %s, %s, %s, %s, 'live')",
-                    (self.key, session, time, time, model, soul, title),
+                    (self.key, session, time, time, model, scrub(soul), title),
                 )
             last = 0 if updated is None else int(updated[0])
             with conn.cursor() as cur:
@@ -125,7 +125,7 @@ class PgConversations(PgHistory):
                         item.session,
                         time,
                         time,
-                        item.title or title_of(item.records),
+                        scrub(item.title or title_of(item.records)),
                         item.digest,
                     ),
                 )

@@ -8,6 +8,7 @@ claims the key (`_pg`). psycopg is imported only by a home that uses a database.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from ._memo import remembered
 if TYPE_CHECKING:
     from ._pg import PgStore
 
-__all__ = ["STORE_VARIABLE", "home_store", "stored"]
+__all__ = ["STORE_VARIABLE", "claim_digest", "home_store", "stored"]
 
 #: The environment variable that points every home at a database store.
 STORE_VARIABLE = "TOOLNEXUS_STORE"
@@ -58,7 +59,7 @@ def home_store(home: Path, found: tuple[str, Identity] | None) -> PgStore | None
             f"{home / IDENTITY_FILE}: missing: a home kept in a database store needs an "
             "IDENTITY.md (its name is the persona's key there)"
         )
-    sha, identity = found
+    identity = found[1]
     config = identity.config
     # The database store (psycopg) is loaded only by a home that uses one.
     from ._pg import PgStore
@@ -67,5 +68,16 @@ def home_store(home: Path, found: tuple[str, Identity] | None) -> PgStore | None
         dsn=dsn or str(config.store),
         key=config.store_key or config.name,
         name=config.name,
-        identity=sha,
+        identity=claim_digest(identity),
     )
+
+
+def claim_digest(identity: Identity) -> str:
+    """What claims a key: a digest of who the persona is (its settings and its prose),
+    not of how a machine reaches the database: `store:` is left out, so machines may
+    use different addresses or roles, and a reformatted frontmatter is the same."""
+    config = identity.config.model_dump(
+        mode="json", by_alias=True, exclude={"store"}, exclude_defaults=True
+    )
+    text = json.dumps([config, identity.body], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

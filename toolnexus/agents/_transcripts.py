@@ -46,8 +46,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def scrub(text: str) -> str:
-    """Text SQLite can store: a lone surrogate (half an emoji cut by a server, bytes a
-    terminal could not decode) becomes U+FFFD instead of failing the save."""
+    """Text either store can keep: a lone surrogate (half an emoji cut by a server, bytes
+    a terminal could not decode) or a NUL (which PostgreSQL text refuses) becomes U+FFFD
+    instead of failing the save, so a conversation reads the same from both."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
