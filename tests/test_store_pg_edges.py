@@ -58,11 +58,15 @@ def test_a_lock_held_too_long_is_an_error_not_a_hang(
     monkeypatch.setenv("TOOLNEXUS_STORE_TIMEOUT", "2")
     home = make_home(tmp_path / "a", pg_dsn)
     memory(home).add("Before the stall.")
-    with superuser(pg_dsn) as frozen, frozen.transaction():
+    with superuser(pg_dsn) as frozen:
+        # Should the store ever wait forever, the server ends this stall: a failure, no hang.
+        frozen.execute("SET idle_in_transaction_session_timeout = '30s'")
+        frozen.execute("BEGIN")
         # A writer on another machine stalls while it holds the persona's row.
         frozen.execute("SELECT 1 FROM toolnexus_personas WHERE key = 'Ada' FOR UPDATE")
         with pytest.raises(MemoryEditError) as info:
             memory(home).add("During the stall.")
+        frozen.execute("ROLLBACK")
     message = str(info.value)
     assert "is busy: another writer has held the persona's lock for over 2 s" in message
     assert "TOOLNEXUS_STORE_TIMEOUT" in message
