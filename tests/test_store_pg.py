@@ -239,6 +239,14 @@ def test_undo_restore_forget_and_compact_answer_as_in_the_folder(
 ) -> None:
     in_folder = history_session(make_home(tmp_path / "folder", None))
     in_database = history_session(make_home(tmp_path / "db", pg_dsn))
+    # The same answers, but for where forgotten text goes (a database keeps old rows
+    # until VACUUM: it cannot say "overwritten on disk").
+    forgot = in_folder[0][5], in_database[0][5]
+    assert "(overwritten on disk)" in forgot[0]
+    assert "(in the database; the server frees the old rows at its next VACUUM" in forgot[1]
+    assert [m.split(" (")[0] for m in forgot] == ["forgot change 4: its texts are blanked"] * 2
+    assert [m.split(") and ")[1] for m in forgot] == [forgot[0].split(") and ")[1]] * 2
+    in_database[0][5] = in_folder[0][5]
     assert in_database == in_folder
     said, log, data = in_database
     assert said[0].startswith("undid change 4 (add)")

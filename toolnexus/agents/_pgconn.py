@@ -372,12 +372,9 @@ async def notifications(store: PgConnection, *, retry: float = 1.0) -> AsyncIter
 
     while True:
         try:
-            conn = await psycopg.AsyncConnection.connect(
-                store.dsn,
-                autocommit=True,
-                connect_timeout=max(2, int(timeout())),
-                application_name="toolnexus listen",
-            )
+            # The pool's options (keepalives: a listener on a dead link hears it break).
+            options = _connect_options() | {"application_name": "toolnexus listen"}
+            conn = await psycopg.AsyncConnection.connect(store.dsn, autocommit=True, **options)
         except psycopg.OperationalError:
             await asyncio.sleep(retry)
             continue

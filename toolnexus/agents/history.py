@@ -244,8 +244,14 @@ class History:
             if dropped
             else "no kept version of the file held them"
         )
+        where = (
+            "in the database; the server frees the old rows at its next VACUUM, and its "
+            "backups keep what they hold"
+            if database is not None
+            else "overwritten on disk"
+        )
         message = (
-            f"forgot change {id}: its texts are blanked (overwritten on disk) and {versions}; "
+            f"forgot change {id}: its texts are blanked ({where}) and {versions}; "
             "the record keeps its id, time, target and action."
         )
         if others:
