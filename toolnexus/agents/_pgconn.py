@@ -214,7 +214,7 @@ class PgConnection:
         if self.dsn in _down:
             why = _why_not(self.dsn)
             if why is not None:
-                raise StoreError(f"{self.where} is unreachable: {why}", kind="unreachable")
+                raise self._unreachable(why)
             _renew_pool(self.dsn)
             _down.discard(self.dsn)
         pool = pool_for(self.dsn)
@@ -233,7 +233,7 @@ class PgConnection:
             _down.add(self.dsn)
             # The pool already waited: the reason is asked for briefly (libpq's least, 2 s).
             why = _why_not(self.dsn, wait=2) or f"no connection within {timeout():g} s"
-            raise StoreError(f"{self.where} is unreachable: {why}", kind="unreachable") from None
+            raise self._unreachable(why) from None
         except psycopg.errors.LockNotAvailable:
             raise StoreError(
                 f"{self.where} is busy: another writer has held the persona's lock for over "
@@ -245,17 +245,18 @@ class PgConnection:
                 why = _first_line(exc)
                 raise StoreError(f"{self.where} refused: {why}", kind="failed") from None
             _down.add(self.dsn)
-            raise StoreError(
-                f"{self.where} is unreachable: {_first_line(exc)}", kind="unreachable"
-            ) from None
+            raise self._unreachable(_first_line(exc)) from None
+
+    def _unreachable(self, why: str) -> StoreError:
+        return StoreError(f"{self.where} is unreachable: {why}", kind="unreachable")
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> int:
         """Bring the schema to this version (one transaction, under an advisory lock); a
         schema already current is only read, so a role without CREATE can use it."""
         with conn.transaction():
-            held = conn.execute("SELECT to_regclass(%s)", (VERSION_TABLE,)).fetchone()
+            exists = conn.execute("SELECT to_regclass(%s)", (VERSION_TABLE,)).fetchone()
             row = None
-            if held is not None and held[0] is not None:
+            if exists is not None and exists[0] is not None:
                 row = conn.execute(f"SELECT version FROM {VERSION_TABLE}").fetchone()
         if row is not None and int(row[0]) == len(MIGRATIONS):
             _migrated.add(self.dsn)
