@@ -32,9 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolnexus.agents import _memo
-from toolnexus.agents import soul as soul_module
-from toolnexus.agents.soul import compose_soul
+from toolnexus import soul as soul_module
+from toolnexus.home import _memo
+from toolnexus.soul import compose_soul
 
 SIZES = ((1, 10), (50, 300), (500, 3000))
 TARGET_MS = 0.5  # median for (50 x 300), warm

@@ -29,10 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from toolnexus.agents import _history  # noqa: E402
-from toolnexus.agents import memory as memory_module  # noqa: E402
-from toolnexus.agents.home import Home  # noqa: E402
-from toolnexus.agents.memory import MemoryStore  # noqa: E402
+from toolnexus.agents import Home  # noqa: E402
+from toolnexus.memory import MemoryStore  # noqa: E402
+from toolnexus.memory import _tool as memory_module  # noqa: E402
+from toolnexus.store.folder import _changes as _history  # noqa: E402
 
 SIZES = (10, 100, 300)
 

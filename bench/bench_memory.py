@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from toolnexus.agents.home import Home  # noqa: E402
-from toolnexus.agents.memory import MemoryStore, parse_memory  # noqa: E402
+from toolnexus.agents import Home  # noqa: E402
+from toolnexus.memory import MemoryStore, parse_memory  # noqa: E402
 
 SIZES = (10, 100, 1000)
 WRITERS = (1, 2, 4, 8)
@@ -35,7 +35,7 @@ WRITER = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from toolnexus.agents.memory import MemoryStore, memory_tool
+    from toolnexus.memory._tool import MemoryStore, memory_tool
 
     folder, prefix, count, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     print("ready", flush=True)

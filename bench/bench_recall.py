@@ -68,8 +68,8 @@ from typing import Any, TypeVar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from toolnexus.agents._search import fts_queries  # noqa: E402
-from toolnexus.agents.conversations import Conversations, Hit  # noqa: E402
+from toolnexus.conversations import Conversations, Hit  # noqa: E402
+from toolnexus.store.folder._search import fts_queries  # noqa: E402
 
 T = TypeVar("T")
 

@@ -30,8 +30,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from bench_compose import build_home  # noqa: E402
 
-from toolnexus.agents import _memo, compose_soul  # noqa: E402
-from toolnexus.agents._safety import scan  # noqa: E402
+from toolnexus.agents import compose_soul  # noqa: E402
+from toolnexus.home import _memo  # noqa: E402
+from toolnexus.scanner._engine import scan  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 

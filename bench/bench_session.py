@@ -34,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_compose import build_home
 
-from toolnexus.agents import _memo, from_dir
-from toolnexus.agents import soul as soul_module
+from toolnexus import soul as soul_module
+from toolnexus.agents import from_dir
+from toolnexus.home import _memo
 
 
 def median_ms(step: Callable[[], object], *, before: Callable[[], None], repeat: int) -> float:

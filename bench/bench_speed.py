@@ -47,10 +47,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from bench_compose import build_home  # noqa: E402
 from bench_history import floor_write  # noqa: E402
 
-from toolnexus.agents import _memo, from_dir, memory_tool  # noqa: E402
-from toolnexus.agents import soul as soul_module  # noqa: E402
-from toolnexus.agents.memory import MemoryStore  # noqa: E402
-from toolnexus.agents.soul import compose_soul  # noqa: E402
+from toolnexus import soul as soul_module  # noqa: E402
+from toolnexus.agents import from_dir, memory_tool  # noqa: E402
+from toolnexus.home import _memo  # noqa: E402
+from toolnexus.memory import MemoryStore  # noqa: E402
+from toolnexus.soul import compose_soul  # noqa: E402
 
 HERMES = "hermes-agent==0.19.0"
 LIMIT = 10_000_000

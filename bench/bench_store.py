@@ -29,7 +29,7 @@ WRITERS = (1, 16)
 WRITER = textwrap.dedent(
     """
     import sys
-    from toolnexus.agents.memory import MemoryStore
+    from toolnexus.memory._tool import MemoryStore
 
     home, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = MemoryStore(home, "self", limit=10_000_000)

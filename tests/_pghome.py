@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from toolnexus.agents.memory import MemoryStore
+from toolnexus.memory import MemoryStore
 
 CLI = [sys.executable, "-m", "toolnexus"]
 

@@ -76,7 +76,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture
 def count_scans(monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
     """Call it when the count should start: every later real scan is appended to the list."""
-    from toolnexus.agents import scanner
+    from toolnexus.scanner import _scanner as scanner
 
     def start() -> list[str]:
         scanned: list[str] = []

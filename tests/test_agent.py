@@ -11,7 +11,7 @@ import pytest
 
 from toolnexus import Tool, define_tool
 from toolnexus.agents import Agent, Session, from_dir, memory_tool
-from toolnexus.agents.agent import BUILTIN_TOOLS, DEFAULT_MAX_TOOL_ROUNDS, Uses
+from toolnexus.agents._agent import BUILTIN_TOOLS, DEFAULT_MAX_TOOL_ROUNDS, Uses
 from toolnexus.agents.models import ScriptedModel, ToolCall, ToolResultMessage, call
 from toolnexus.errors import AgentError, HomeError
 

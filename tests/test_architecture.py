@@ -1,4 +1,5 @@
-"""The layers of docs/architecture.md hold: imports point to lower layers, never up or round.
+"""docs/architecture.md holds: packages import only what their row allows, modules only
+lower layers, nothing in a circle.
 
 The import graph is built from the source (module-level and function-level
 imports alike; `if TYPE_CHECKING:` blocks aside), so no import order or lazy
@@ -16,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "toolnexus"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-MAX_LINES = 500
+#: A folder holding more modules than this no longer shows one concept.
+MAX_MODULES_PER_FOLDER = 15
 
 
 def module_name(path: Path) -> str:
@@ -28,13 +30,35 @@ MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def layers() -> dict[str, int]:
-    """Module -> layer number, from the table rows of docs/architecture.md."""
+    """Module -> layer number, from the modules table of docs/architecture.md (file paths
+    inside the package folder)."""
     table: dict[str, int] = {}
     for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
-        row = re.match(r"^\|\s*(\d+)\s*\|\s*`([\w.]+)`\s*\|", line)
+        row = re.match(r"^\|\s*(\d+)\s*\|\s*`([\w/]+\.py)`\s*\|", line)
         if row:
-            table[row.group(2)] = int(row.group(1))
+            table[module_name(PACKAGE / row.group(2))] = int(row.group(1))
     return table
+
+
+def allowed_imports() -> dict[str, set[str]]:
+    """Package -> the packages it may import, from the packages table of docs/architecture.md."""
+    table: dict[str, set[str]] = {}
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        row = re.match(r"^\|\s*`([\w.]+)`\s*\|[^|]*\|([^|]*)\|\s*$", line)
+        if row:
+            table[row.group(1)] = set(re.findall(r"`([\w.]+)`", row.group(2)))
+    return table
+
+
+def package_of(name: str) -> str:
+    """The package a module belongs to: its folder under toolnexus/ (the core for the top
+    level), `soul` for toolnexus/soul.py, and `cli` for `python -m toolnexus`."""
+    if name == "toolnexus.__main__":
+        return "cli"
+    if name == "toolnexus.soul":
+        return "soul"
+    folder = MODULES[name].parent.relative_to(PACKAGE).parts
+    return ".".join(folder) or "toolnexus"
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -116,12 +140,51 @@ def test_no_import_cycles() -> None:
 
 
 def test_the_graph_sees_function_level_imports() -> None:
-    # cli.py imports every verb's needs inside the verb: those arrows count too.
-    assert "toolnexus.agents.soul" in GRAPH["toolnexus.cli"]
-    assert "toolnexus.agents._files" in GRAPH["toolnexus.agents.soul"]
+    # cli/_main.py imports every verb's needs inside the verb: those arrows count too.
+    assert "toolnexus.soul" in GRAPH["toolnexus.cli._main"]
+    assert "toolnexus.home._door" in GRAPH["toolnexus.soul"]
+
+
+def test_every_package_has_a_row_and_every_row_a_package() -> None:
+    packages = {package_of(name) for name in MODULES}
+    assert sorted(packages) == sorted(allowed_imports())
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_no_module_is_over_the_size_limit(name: str) -> None:
-    lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
-    assert lines <= MAX_LINES, f"{name} has {lines} lines: split it"
+def test_packages_import_only_what_their_row_allows(name: str) -> None:
+    package = package_of(name)
+    may = allowed_imports()[package]
+    outside = sorted(
+        f"{dep} ({package_of(dep)})"
+        for dep in GRAPH[name]
+        if package_of(dep) != package and package_of(dep) not in may
+    )
+    assert not outside, f"{name} ({package}) may not import {outside}"
+
+
+def test_modules_import_modules_not_the_re_exports() -> None:
+    """Inside the package, code imports the module that defines a name, never a package's
+    lazy `__init__` (which would hide the arrow and could import in a circle). The root's
+    `__version__` is a plain value, read by `--version` and the MCP handshake."""
+    lazy = {
+        name
+        for name in MODULES
+        if " = exports(" in MODULES[name].read_text(encoding="utf-8") and name != "toolnexus"
+    }
+    assert "toolnexus.agents" in lazy
+    offenders = sorted(f"{name} -> {dep}" for name in MODULES for dep in GRAPH[name] if dep in lazy)
+    assert not offenders, offenders
+
+
+def test_the_tree_shows_its_concepts() -> None:
+    """At least six subpackages, and no folder so full that it no longer shows one concept."""
+    folders: dict[Path, int] = {}
+    for path in MODULES.values():
+        if path.name != "__init__.py":
+            folders[path.parent] = folders.get(path.parent, 0) + 1
+    subpackages = [p for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()]
+    assert len(subpackages) >= 6, subpackages
+    crowded = {
+        str(f.relative_to(ROOT)): n for f, n in folders.items() if n > MAX_MODULES_PER_FOLDER
+    }
+    assert not crowded, crowded

@@ -15,9 +15,8 @@ import pytest
 from _loopback_openai import LoopbackServer, completion, loopback_server
 from test_cli import SCRIPT, TIMEOUT, run
 
-from toolnexus._cli_chat import describe_usage, pick_provider, tool_line
-from toolnexus.agents.models import ToolCall, ToolResultMessage, Usage
-from toolnexus.agents.models._base import ToolFinished
+from toolnexus.agents.models import ToolCall, ToolFinished, ToolResultMessage, Usage
+from toolnexus.cli._chat import describe_usage, pick_provider, tool_line
 
 FAST_RETRY = {"retry-after-ms": "5"}  # the SDKs honour it: retries without a long backoff
 

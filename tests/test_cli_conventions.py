@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_cli import SCRIPT, TIMEOUT, assert_one_line_error, run, watching
 
-from toolnexus.cli import build_parser
+from toolnexus.cli._main import build_parser
 
 
 @pytest.fixture

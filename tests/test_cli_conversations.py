@@ -17,8 +17,8 @@ import pytest
 from _loopback_openai import LoopbackServer, completion, loopback_server
 from test_cli import assert_one_line_error, run
 
-from toolnexus.agents.conversations import Conversations, Transcript
 from toolnexus.agents.models import AssistantMessage, UserMessage
+from toolnexus.conversations import Conversations, Transcript
 
 KEY = {"OPENAI_API_KEY": "test-key"}
 MODEL = "loopback-model"

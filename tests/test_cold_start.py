@@ -23,14 +23,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolnexus.agents import _safety, compose_soul
-from toolnexus.agents._template import default_template, render_default
-from toolnexus.agents.soul import SkillSummary
+from toolnexus.agents import compose_soul
+from toolnexus.home._template import default_template, render_default
+from toolnexus.scanner import _engine as _safety
+from toolnexus.soul import SkillSummary
 
 CopyHome = Callable[[str | Path], Path]
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
-DEFAULT_TEMPLATE = ROOT / "toolnexus" / "agents" / "templates" / "soul.md.j2"
+DEFAULT_TEMPLATE = ROOT / "toolnexus" / "home" / "templates" / "soul.md.j2"
 
 
 def loaded_after(code: str) -> set[str]:
@@ -73,7 +74,7 @@ def test_help_and_version_load_no_pydantic_yaml_or_jinja2(argv: list[str]) -> No
 def test_the_default_soul_loads_only_what_composing_needs(copy_home: CopyHome) -> None:
     home = copy_home(ROOT / "personas_example" / "sre-oncall")
     loaded = loaded_after(f"from toolnexus.cli import main; main(['soul', {str(home)!r}])")
-    assert "toolnexus.agents.soul" in loaded
+    assert "toolnexus.soul" in loaded
     # No jinja2 for the default layout; nothing of tools, agents, sessions or chat.
     for name in (
         "jinja2",
@@ -81,9 +82,9 @@ def test_the_default_soul_loads_only_what_composing_needs(copy_home: CopyHome) -
         "sqlite3",
         "toolnexus.tools",
         "toolnexus._schema",
-        "toolnexus.agents.agent",
-        "toolnexus.agents.session",
-        "toolnexus._cli_chat",
+        "toolnexus.agents._agent",
+        "toolnexus.agents._session",
+        "toolnexus.cli._chat",
     ):
         assert name not in loaded, name
 

@@ -12,10 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolnexus.agents import Conversations, from_dir, memory_tool, recall_tool
-from toolnexus.agents._state import DB_NAME, MIGRATIONS, STATE_DIR
-from toolnexus.agents.home import Home
-from toolnexus.agents.memory import MemoryStore
+from toolnexus.agents import Conversations, Home, from_dir, memory_tool, recall_tool
 from toolnexus.agents.models import (
     AssistantMessage,
     ModelRequest,
@@ -25,8 +22,10 @@ from toolnexus.agents.models import (
     UserMessage,
     call,
 )
-from toolnexus.agents.models._chat import from_chat, to_chat
 from toolnexus.errors import ArgumentError, ConversationError
+from toolnexus.memory import MemoryStore
+from toolnexus.models._chat import from_chat, to_chat
+from toolnexus.store.folder._state import DB_NAME, MIGRATIONS, STATE_DIR
 from toolnexus.tools import CallContext, calling
 
 
@@ -588,7 +587,7 @@ def test_half_an_emoji_is_saved_as_a_replacement_character(home: Path) -> None:
 def test_a_save_that_raises_anything_never_breaks_a_send(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolnexus.agents.conversations import Transcript
+    from toolnexus.conversations import Transcript
 
     def broken(self: Transcript, messages: Any) -> None:
         raise RuntimeError("disk on fire")
@@ -674,7 +673,7 @@ def test_saving_waits_for_a_busy_database_without_stalling_the_event_loop(home: 
 
 
 def test_opening_a_current_database_takes_no_write_lock(home: Path) -> None:
-    from toolnexus.agents import _state
+    from toolnexus.store.folder import _state
 
     talk(home, ["a"], "hello")
     _state._open.clear()  # the next use opens (and checks the schema of) it again

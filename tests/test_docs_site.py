@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.cli import build_parser
+from toolnexus.cli._main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

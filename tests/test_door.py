@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolnexus import agents
-from toolnexus.agents.memory import MemoryStore
 from toolnexus.errors import HomeError, MemoryEditError
+from toolnexus.memory import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[1]
 IDENTITY = "---\nname: Ada\n---\nYou are Ada.\n"

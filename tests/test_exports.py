@@ -2,17 +2,58 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import toolnexus
 from toolnexus import agents, errors
 
+ROOT = Path(__file__).resolve().parent.parent
 
-@pytest.mark.parametrize("module", [toolnexus, agents, errors], ids=lambda m: m.__name__)
+#: Every public module: where a user imports from. Everything else starts with `_`.
+PUBLIC = [
+    "toolnexus",
+    "toolnexus.agents",
+    "toolnexus.agents.models",
+    "toolnexus.cli",
+    "toolnexus.conversations",
+    "toolnexus.errors",
+    "toolnexus.home",
+    "toolnexus.mcp",
+    "toolnexus.memory",
+    "toolnexus.models",
+    "toolnexus.scanner",
+    "toolnexus.soul",
+    "toolnexus.store",
+    "toolnexus.tools",
+]
+PUBLIC_MODULES = [importlib.import_module(name) for name in PUBLIC]
+#: Folders that only group private modules: they export nothing.
+GROUPING = ["toolnexus.scanner.rules", "toolnexus.store.folder", "toolnexus.store.postgres"]
+
+
+def test_the_public_modules_are_the_modules_without_an_underscore() -> None:
+    package = Path(toolnexus.__file__).parent
+    found = set()
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        name = ".".join(parts).removesuffix(".__init__")
+        if not any(part.startswith("_") for part in name.split(".")):
+            found.add(name)
+    assert sorted(found) == sorted(PUBLIC + GROUPING)
+    for name in GROUPING:
+        module = importlib.import_module(name)
+        assert not hasattr(module, "__all__")
+        assert not [n for n in vars(module) if not n.startswith("_") and n != "annotations"]
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES, ids=lambda m: m.__name__)
 def test_all_is_sorted_and_every_name_resolves(module: object) -> None:
     names = module.__all__  # type: ignore[attr-defined]
     assert list(names) == sorted(names)
@@ -33,11 +74,15 @@ def test_the_public_surface_is_exactly_pinned() -> None:
         "Agent",
         "Conversations",
         "Finding",
+        "FolderStore",
         "Home",
         "HomeError",
+        "PgStore",
         "Scanner",
         "Session",
         "Soul",
+        "Store",
+        "Uses",
         "compose_soul",
         "from_dir",
         "memory_tool",
@@ -52,9 +97,10 @@ def test_the_public_surface_is_exactly_pinned() -> None:
     ("module", "name"),
     [
         (m, n)
-        for m in (toolnexus, agents, errors)
+        for m in PUBLIC_MODULES
         for n in m.__all__
-        if n not in ("agents", "errors")
+        if not isinstance(getattr(m, n), (ModuleType, str, int, tuple, frozenset))
+        and getattr(getattr(m, n), "__module__", "").startswith("toolnexus")
     ],
     ids=lambda v: v if isinstance(v, str) else v.__name__,
 )
@@ -91,6 +137,45 @@ def test_every_error_derives_from_the_root() -> None:
         assert issubclass(getattr(errors, name), errors.ToolnexusError)
 
 
+@pytest.mark.parametrize("module", PUBLIC_MODULES, ids=lambda m: m.__name__)
+def test_every_public_exception_is_in_the_tree(module: ModuleType) -> None:
+    for name in module.__all__:
+        value = getattr(module, name)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            assert issubclass(value, errors.ToolnexusError), f"{module.__name__}.{name}"
+
+
+def _docs() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def test_every_documented_object_is_public() -> None:
+    """Each `::: path` the API pages render is a public module's name, in its `__all__`."""
+    documented = [
+        (doc.name, match)
+        for doc in _docs()
+        for match in re.findall(r"^::: ([\w.]+)$", doc.read_text(encoding="utf-8"), re.M)
+    ]
+    assert len(documented) > 40
+    for doc, dotted in documented:
+        if dotted in PUBLIC:
+            continue
+        module, _, name = dotted.rpartition(".")
+        assert module in PUBLIC, f"{doc}: {dotted} is not in a public module"
+        assert name in importlib.import_module(module).__all__, f"{doc}: {dotted}"
+
+
+def test_the_docs_name_no_private_module() -> None:
+    private = re.compile(r"\btoolnexus(?:\.\w+)*\._\w+")
+    found = [
+        f"{doc.relative_to(ROOT)}: {match}"
+        for doc in _docs()
+        for match in private.findall(doc.read_text(encoding="utf-8"))
+        if not match.endswith(("__version__", "__all__"))
+    ]
+    assert not found, found
+
+
 def test_importing_the_package_stays_light() -> None:
     """`import toolnexus` must not pull in jinja2, asyncio, watchfiles or SDKs (CLI start-up)."""
     code = (
@@ -111,7 +196,7 @@ def test_every_module_imports_on_its_own() -> None:
         for p in root.rglob("*.py")
         if p.name != "__main__.py"
     )
-    assert "toolnexus.agents.soul" in names
+    assert "toolnexus.soul" in names
     code = "import importlib, sys\nimportlib.import_module(sys.argv[1])\n"
     for name in names:
         result = subprocess.run(

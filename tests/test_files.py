@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents._files import FILE_CAP, Door, decode, memory_cap, read_capped
 from toolnexus.errors import HomeError, HomeFileError
+from toolnexus.home._door import FILE_CAP, Door, decode, memory_cap, read_capped
 
 
 def write(path: Path, text: str) -> Path:

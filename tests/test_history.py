@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 
 from toolnexus.agents import Agent, Home, compose_soul, from_dir, memory_tool
-from toolnexus.agents._state import DB_NAME, MIGRATIONS, STATE_DIR
-from toolnexus.agents.history import History
-from toolnexus.agents.memory import MemoryStore
 from toolnexus.agents.models import AssistantMessage, ScriptedModel, ToolCall
 from toolnexus.errors import HistoryError, MemoryEditError
+from toolnexus.memory import History, MemoryStore
+from toolnexus.store.folder._state import DB_NAME, MIGRATIONS, STATE_DIR
 from toolnexus.tools import CallContext, calling
 
 FIELDS = ["id", "time", "target", "action", "before", "after", "source"]
@@ -247,7 +246,7 @@ def test_a_database_from_a_newer_toolnexus_is_refused(home: Path) -> None:
     conn = db(home)
     conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     conn.close()
-    from toolnexus.agents import _state
+    from toolnexus.store.folder import _state
 
     _state._open.clear()  # as a new process would
     with pytest.raises(HistoryError, match="made by a newer toolnexus"):
@@ -484,7 +483,7 @@ def test_history_actions_name_the_cli_when_run_from_it(home: Path) -> None:
 def test_a_database_of_an_older_schema_is_upgraded_in_place(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolnexus.agents import _state
+    from toolnexus.store.folder import _state
 
     run(home, action="add", text="kept across the upgrade")
     _state._open.clear()  # as a new process, shipped with one more migration, would
@@ -502,7 +501,7 @@ def test_a_database_of_an_older_schema_is_upgraded_in_place(
 def test_a_failed_migration_leaves_the_database_as_it_was(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolnexus.agents import _state
+    from toolnexus.store.folder import _state
 
     run(home, action="add", text="x")
     _state._open.clear()
@@ -568,7 +567,7 @@ def test_a_forked_child_writes_after_the_parent_used_the_history(home: Path) -> 
 
 
 def test_a_busy_database_is_reported_as_busy(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolnexus.agents import _state
+    from toolnexus.store.folder import _state
 
     run(home, action="add", text="x")
     _state._open.clear()
@@ -592,7 +591,7 @@ def test_a_damaged_database_is_one_line_from_the_cli(home: Path) -> None:
 
     for k in range(30):
         run(home, action="add", text=f"note {k} " + "x" * 200)
-    from toolnexus.agents import _state
+    from toolnexus.store.folder import _state
 
     _state._open.clear()
     path = home / STATE_DIR / DB_NAME
@@ -647,7 +646,7 @@ def test_processes_creating_the_state_at_the_same_moment_all_succeed(tmp_path: P
                 try:
                     os.close(start_w)
                     os.read(start_r, 1)  # all start together
-                    from toolnexus.agents._state import open_state
+                    from toolnexus.store.folder._state import open_state
 
                     state = open_state(home, create=True)
                     assert state is not None

@@ -13,9 +13,9 @@ import pytest
 from test_memory_concurrency import spawn_writer, writer_env
 
 from toolnexus.agents import Home
-from toolnexus.agents._history import state_bytes
-from toolnexus.agents._state import open_state
-from toolnexus.agents.memory import parse_memory
+from toolnexus.memory import parse_memory
+from toolnexus.store.folder._changes import state_bytes
+from toolnexus.store.folder._state import open_state
 
 
 @pytest.mark.slow
@@ -64,8 +64,8 @@ ZYGOTE = textwrap.dedent(
     """
     import os, random, signal, sys, time
     from pathlib import Path
-    from toolnexus.agents._safety import ALL_RULES
-    from toolnexus.agents.memory import MemoryStore
+    from toolnexus.scanner._engine import ALL_RULES
+    from toolnexus.memory._tool import MemoryStore
 
     for rule in ALL_RULES:
         rule.pattern  # compiled before forking, as in a long-lived writer

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents.home import Home
+from toolnexus.agents import Home
 from toolnexus.errors import HomeError
 
 CopyHome = Callable[[str], Path]

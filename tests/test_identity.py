@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents._identity import (
+from toolnexus.agents import Home
+from toolnexus.errors import HomeError
+from toolnexus.home._identity import (
     DEFAULT_MEMORY_LIMITS,
     IdentityConfig,
     parse_identity,
 )
-from toolnexus.agents.home import Home
-from toolnexus.errors import HomeError
 
 PATH = Path("home/IDENTITY.md")
 

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from toolnexus.agents import Home, _load, _memo, compose_soul
-from toolnexus.agents._files import Door
-from toolnexus.agents._load import load_home
+from toolnexus.agents import Home, compose_soul
 from toolnexus.cli import main
 from toolnexus.errors import HomeError
+from toolnexus.home import _load, _memo
+from toolnexus.home._door import Door
+from toolnexus.home._load import load_home
 
 
 def write(path: Path, text: str) -> Path:

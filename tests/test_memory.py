@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from toolnexus import agents
-from toolnexus.agents import _store
-from toolnexus.agents._identity import DEFAULT_MEMORY_LIMITS
-from toolnexus.agents.home import Home
-from toolnexus.agents.memory import MEMORY_FILES, MemoryStore, memory_tool, parse_memory
+from toolnexus.agents import Home
 from toolnexus.errors import ArgumentError, HomeError, MemoryEditError, ToolnexusError
+from toolnexus.home import _writer as _store
+from toolnexus.home._identity import DEFAULT_MEMORY_LIMITS
+from toolnexus.memory._tool import MEMORY_FILES, MemoryStore, memory_tool, parse_memory
 from toolnexus.tools import Tool
 
 LOADS = "Saved now, loads next session (this session's system prompt does not change)."
@@ -640,7 +640,7 @@ def test_oversized_text_is_refused_before_the_safety_scan(
     def no_scan(text: str, **options: object) -> tuple[str, ...]:
         raise AssertionError("scanned text that cannot fit")
 
-    monkeypatch.setattr("toolnexus.agents.scanner._builtin_scan", no_scan)
+    monkeypatch.setattr("toolnexus.scanner._scanner._builtin_scan", no_scan)
     s = store(tmp_path, "- kept\n", limit=100)
     huge = "x" + "\n" * 200_000 + "y"
     with pytest.raises(MemoryEditError) as info:
@@ -743,7 +743,7 @@ def test_store_validates_its_arguments(tmp_path: Path, kwargs: Any, message: str
 
 
 def test_public_surface(tmp_path: Path) -> None:
-    from toolnexus.agents import memory
+    from toolnexus.memory import _tool as memory
 
     assert MEMORY_FILES == {"self": "MEMORY.md", "user": "USER.md"}
     assert sorted(memory.__all__) == [

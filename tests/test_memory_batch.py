@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from toolnexus.agents._memedit import restate
-from toolnexus.agents._memfile import format_entry
-from toolnexus.agents.home import Home
-from toolnexus.agents.memory import MemoryStore, Op, memory_tool
+from toolnexus.agents import Home
 from toolnexus.errors import MemoryEditError
+from toolnexus.memory._document import format_entry
+from toolnexus.memory._edit import restate
+from toolnexus.memory._tool import MemoryStore, Op, memory_tool
 
 LOADS = "Saved now, loads next session (this session's system prompt does not change)."
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import _store
-from toolnexus.agents._files import Door
-from toolnexus.agents.home import Home
-from toolnexus.agents.memory import MemoryStore, memory_tool, parse_memory
+from toolnexus.agents import Home
+from toolnexus.home import _writer as _store
+from toolnexus.home._door import Door
+from toolnexus.memory import MemoryStore, memory_tool, parse_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,7 +30,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from toolnexus.agents.memory import MemoryStore
+    from toolnexus.memory._tool import MemoryStore
 
     folder, prefix, count, fsync = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     store = MemoryStore(Path(folder), "self", limit=10_000_000, fsync=fsync == "1")
@@ -182,8 +182,8 @@ PAUSED_WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    import toolnexus.agents._store as store
-    import toolnexus.agents.memory as memory
+    import toolnexus.home._writer as store
+    import toolnexus.memory._tool as memory
 
     real = store._write_temp
 

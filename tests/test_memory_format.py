@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from toolnexus.agents._memfile import format_entry, normalize_text
-from toolnexus.agents._safety import scan_text
-from toolnexus.agents.home import Home
-from toolnexus.agents.memory import Block, MemoryStore, parse_memory
-from toolnexus.agents.soul import compose_soul
+from toolnexus.agents import Home
 from toolnexus.errors import MemoryEditError
+from toolnexus.memory import Block, MemoryStore, parse_memory
+from toolnexus.memory._document import format_entry, normalize_text
+from toolnexus.scanner._engine import scan_text
+from toolnexus.soul import compose_soul
 
 
 def test_parse_snapshot() -> None:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import _store
-from toolnexus.agents.memory import MemoryStore, Op, memory_tool
 from toolnexus.errors import MemoryEditError
+from toolnexus.home import _writer as _store
+from toolnexus.memory._tool import MemoryStore, Op, memory_tool
 
 HOLDER = """
 import fcntl, os, sys

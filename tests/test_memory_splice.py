@@ -15,8 +15,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolnexus.agents import _memsplice
-from toolnexus.agents._memfile import (
+from toolnexus.memory import MemoryStore
+from toolnexus.memory import _splice as _memsplice
+from toolnexus.memory._document import (
     MemoryDocument,
     format_entry,
     make,
@@ -25,7 +26,6 @@ from toolnexus.agents._memfile import (
     parse_parts,
     prose,
 )
-from toolnexus.agents.memory import MemoryStore
 
 # -- an independent reference: the line-by-line parser and whole-file edits -----------------
 
@@ -237,7 +237,7 @@ def test_the_kept_documents_are_safe_across_threads(tmp_path: Path) -> None:
     import sys
     import threading
 
-    from toolnexus.agents import memory
+    from toolnexus.memory import _tool as memory
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)

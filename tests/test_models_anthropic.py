@@ -23,8 +23,8 @@ from toolnexus.agents.models import (
     Usage,
     UserMessage,
 )
-from toolnexus.agents.models.anthropic import to_anthropic_request
 from toolnexus.errors import ModelError
+from toolnexus.models._anthropic import to_anthropic_request
 
 CACHED = {"type": "ephemeral"}
 
@@ -250,7 +250,7 @@ def test_a_missing_sdk_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -
 
 
 async def test_blank_text_and_foreign_tool_ids_are_sent_as_the_api_accepts() -> None:
-    from toolnexus.agents.models.anthropic import tool_id
+    from toolnexus.models._anthropic import tool_id
 
     history = (
         UserMessage("  "),

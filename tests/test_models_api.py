@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from toolnexus.agents import models
+from toolnexus import models
 
 
 def test_all_is_sorted_and_every_name_resolves() -> None:

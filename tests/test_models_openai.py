@@ -272,7 +272,7 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_arguments_text_round_trips_as_json() -> None:
     # Our own encoding of arguments is plain JSON a server can decode.
-    from toolnexus.agents.models.openai import to_openai_messages
+    from toolnexus.models._openai import to_openai_messages
 
     request = ModelRequest(
         system="s",

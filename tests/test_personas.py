@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import compose_soul
-from toolnexus.agents._skillfile import parse_skill
-from toolnexus.agents.home import Home
-from toolnexus.agents.memory import parse_memory
+from toolnexus.agents import Home, compose_soul
+from toolnexus.home import parse_skill
+from toolnexus.memory import parse_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "personas_example"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolnexus.agents._safety import RULES, scan_text, skeleton
+from toolnexus.scanner._engine import RULES, scan_text, skeleton
 
 
 def rule_ids(text: str) -> list[str]:

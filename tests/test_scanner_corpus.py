@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from toolnexus.agents import compose_soul
-from toolnexus.agents._memfile import format_entry
-from toolnexus.agents.memory import MemoryStore
 from toolnexus.errors import MemoryEditError
+from toolnexus.memory import MemoryStore
+from toolnexus.memory._document import format_entry
 
 CORPUS = Path(__file__).parent / "corpus"
 

@@ -31,8 +31,11 @@ import mcp.types as types  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from toolnexus.agents import Conversations, compose_soul  # noqa: E402
-from toolnexus.agents.home import Home  # noqa: E402
+from toolnexus.agents import (  # noqa: E402
+    Conversations,
+    Home,
+    compose_soul,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -467,7 +470,7 @@ def test_http_checks_the_host_a_request_names(http_server: tuple[str, Path]) -> 
 
 
 def test_the_rebinding_guard_names_the_address_served() -> None:
-    from toolnexus.serve import _rebinding_guard
+    from toolnexus.mcp._serve import _rebinding_guard
 
     for host, name in [
         ("127.0.0.1", "127.0.0.1"),
@@ -496,7 +499,7 @@ def test_serve_refuses_options_before_serving(
     tmp_path: Path, options: dict[str, Any], says: str
 ) -> None:
     from toolnexus.errors import ArgumentError
-    from toolnexus.serve import serve
+    from toolnexus.mcp import serve
 
     home = make_home(tmp_path / "ada")
     with pytest.raises(ArgumentError, match=says):
@@ -508,7 +511,7 @@ async def test_a_watcher_that_cannot_run_turns_notifications_off_not_the_server(
 ) -> None:
     import watchfiles
 
-    from toolnexus._mcp_home import HomeServer
+    from toolnexus.mcp._server import HomeServer
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise OSError(28, "inotify watch limit reached")

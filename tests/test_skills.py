@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import skills as skills_module
-from toolnexus.agents._skillfile import Skill, SkillFrontmatter, parse_skill
-from toolnexus.agents.home import Home
-from toolnexus.agents.skills import skill_tool
+from toolnexus.agents import Home, skill_tool
+from toolnexus.agents import _skills as skills_module
 from toolnexus.errors import HomeError
+from toolnexus.home import Skill, SkillFrontmatter, parse_skill
 
 P = Path("skills/demo/SKILL.md")
 

@@ -14,12 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from toolnexus.agents import Home, Soul, compose_soul, memory_tool
-from toolnexus.agents._load import Source
-from toolnexus.agents._memo import clear_memos
-from toolnexus.agents.skills import skill_tool
-from toolnexus.agents.soul import SOUL_BUDGET_CHARS, SkillSummary, Withheld
+from toolnexus.agents import Home, Soul, compose_soul, memory_tool, skill_tool
 from toolnexus.errors import HomeError
+from toolnexus.home import Source
+from toolnexus.home._memo import clear_memos
+from toolnexus.soul import SOUL_BUDGET_CHARS, SkillSummary, Withheld
 
 CopyHome = Callable[[str], Path]
 HOMES = Path(__file__).parent / "homes"

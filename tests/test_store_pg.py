@@ -15,13 +15,20 @@ import psycopg
 import pytest
 from _pghome import CLI, cli, make_home, memory
 
-from toolnexus.agents import Conversations, Soul, compose_soul, from_dir, memory_tool, watch_home
-from toolnexus.agents._pgconn import close_pools
-from toolnexus.agents.history import History
-from toolnexus.agents.home import Home
+from toolnexus.agents import (
+    Conversations,
+    Home,
+    Soul,
+    compose_soul,
+    from_dir,
+    memory_tool,
+    watch_home,
+)
 from toolnexus.agents.models import ScriptedModel, call
-from toolnexus.agents.store import FolderStore, configured_store, copy, database_store
 from toolnexus.errors import HistoryError, HomeError, MemoryEditError, StoreError
+from toolnexus.memory import History
+from toolnexus.store import FolderStore, configured_store, copy, database_store
+from toolnexus.store.postgres._connection import close_pools
 
 
 @pytest.fixture(autouse=True)

@@ -15,12 +15,12 @@ from _pghome import cli, make_home, memory
 from psycopg import sql
 
 from toolnexus.agents import Conversations, compose_soul, from_dir
-from toolnexus.agents._history import digest
-from toolnexus.agents._pgconn import close_pools, describe
-from toolnexus.agents.history import History
 from toolnexus.agents.models import ScriptedModel
-from toolnexus.agents.store import database_store
 from toolnexus.errors import MemoryEditError
+from toolnexus.memory import History
+from toolnexus.store import database_store
+from toolnexus.store.folder._changes import digest
+from toolnexus.store.postgres._connection import close_pools, describe
 
 
 @pytest.fixture(autouse=True)

@@ -14,10 +14,10 @@ import pytest
 from _pgserver import PgServer
 
 from toolnexus.agents import compose_soul, from_dir
-from toolnexus.agents._pgconn import close_pools
-from toolnexus.agents.history import History
 from toolnexus.agents.models import ScriptedModel, ToolResultMessage, call
-from toolnexus.agents.store import database_store
+from toolnexus.memory import History
+from toolnexus.store import database_store
+from toolnexus.store.postgres._connection import close_pools
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +39,7 @@ for n in range(count):
 #: commit (the store checks `cancel` there), and waits to be killed.
 STALLER = """
 import sys, time
-from toolnexus.agents.memory import MemoryStore
+from toolnexus.memory._tool import MemoryStore
 
 class Stall:
     def is_set(self):
@@ -48,7 +48,7 @@ class Stall:
         return False
 
 store = MemoryStore(sys.argv[1], "self", limit=8000)
-store._run([__import__("toolnexus.agents._memedit", fromlist=["Op"]).Op("add", "never committed")],
+store._run([__import__("toolnexus.memory._edit", fromlist=["Op"]).Op("add", "never committed")],
            batch=False, cancel=Stall())
 print("committed?!", flush=True)
 """

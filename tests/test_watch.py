@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from toolnexus.agents import Home, Soul, from_dir, memory_tool
-from toolnexus.agents import watch as watch_module
+from toolnexus.agents import _watch as watch_module
+from toolnexus.agents._watch import is_relevant, watch_home
 from toolnexus.agents.models import ScriptedModel, call
-from toolnexus.agents.watch import is_relevant, watch_home
 from toolnexus.errors import HomeError
 
 TIMEOUT = 10.0

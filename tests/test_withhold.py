@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from toolnexus.agents import compose_soul
-from toolnexus.agents.soul import Soul
 from toolnexus.cli import main
+from toolnexus.soul import Soul
 
 MEMORY_SECTION = (
     "## Your memory (MEMORY.md)\n\n"

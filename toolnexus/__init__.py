@@ -3,14 +3,15 @@
 `agents` holds the persona side (memory_tool, compose_soul, from_dir, ...);
 the tool core (`define_tool`, `Tool`, `ToolResult`, `ToolError`) sits here.
 
-Names load lazily, as in `agents`: `toolnexus --help` and `--version` import
-neither pydantic nor the persona side, and a verb loads only what it uses.
+Names load lazily: `toolnexus --help` and `--version` import neither pydantic
+nor the persona side, and a verb loads only what it uses.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import exports
 
 if TYPE_CHECKING:
     from . import agents, errors
@@ -20,26 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["Tool", "ToolError", "ToolResult", "agents", "define_tool", "errors"]
 __version__ = "0.1.0"
 
-#: Where each name lives: (module, attribute), attribute None for the module itself.
-_WHERE: dict[str, tuple[str, str | None]] = {
-    "Tool": (".tools", "Tool"),
-    "ToolError": (".errors", "ToolError"),
-    "ToolResult": (".tools", "ToolResult"),
-    "agents": (".agents", None),
-    "define_tool": (".tools", "define_tool"),
-    "errors": (".errors", None),
-}
-
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(where[0], __name__)
-    value = module if where[1] is None else getattr(module, where[1])
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = exports(
+    __name__,
+    {"Tool": ".tools", "ToolError": ".errors", "ToolResult": ".tools", "define_tool": ".tools"},
+    modules={"agents": ".agents", "errors": ".errors"},
+)

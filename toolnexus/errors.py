@@ -14,6 +14,9 @@ ToolnexusError                  root: catch this to catch anything toolnexus rai
 │                               an import file that is not chat format, an unusable database)
 ├── StoreError                  a home's database store cannot be used (unreachable, its key
 │                               claimed by another identity, a newer schema, a copy refused)
+├── ClassifierError (RuntimeError)  a scanner's classifier of your own raised: the text
+│                               could not be judged, so it is not written
+├── ServeError (OSError)        `serve` cannot listen (an address or port refused)
 ├── ArgumentError (ValueError)  a function was given an argument value it cannot use
 └── AgentError                  an agent cannot be wired or a conversation cannot go on
     ├── ModelError              a model provider failed or answered nonsense
@@ -38,12 +41,14 @@ from typing import Literal, get_args
 __all__ = [
     "AgentError",
     "ArgumentError",
+    "ClassifierError",
     "ConversationError",
     "HistoryError",
     "HomeError",
     "HomeFileError",
     "MemoryEditError",
     "ModelError",
+    "ServeError",
     "StoreError",
     "ToolDefinitionError",
     "ToolError",
@@ -229,6 +234,23 @@ class ArgumentError(ToolnexusError, ValueError):
 
     Also a `ValueError`, so code written against the built-in type still catches it.
     """
+
+
+class ClassifierError(ToolnexusError, RuntimeError):
+    """Your classifier raised: the text could not be judged, so it is not written.
+
+    Also a `RuntimeError`, as it was before it joined the tree.
+    """
+
+
+class ServeError(ToolnexusError, OSError):
+    """`serve` cannot listen: the address is not this machine's, or the port is taken.
+
+    Also an `OSError` carrying the system's `errno`; its text is the message alone.
+    """
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()
 
 
 class AgentError(ToolnexusError):

@@ -1,36 +1,48 @@
 """Personas that live in a directory: the home, its soul, its memory, the agent.
 
+The persona side in one place: what SPEC names under `agents`, re-exported from
+the packages that hold it (`soul`, `memory`, `scanner`, `store`,
+`conversations`), and what lives here: `Agent` and `from_dir` (`_agent`),
+`Session` (`_session`), `Home` (`_home`), the `skill` tool (`_skills`) and
+`watch_home` (`_watch`). The models are `agents.models`.
+
 Names load lazily, so `import toolnexus` stays cheap for a command line that
 only needs one of them.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
 
 if TYPE_CHECKING:
+    from ..conversations._recall import recall_tool
+    from ..conversations._saved import Conversations
     from ..errors import HomeError
-    from .agent import Agent, from_dir
-    from .conversations import Conversations
-    from .home import Home
-    from .memory import memory_tool
-    from .recall import recall_tool
-    from .scanner import Finding, Scanner
-    from .session import Session
-    from .skills import skill_tool
-    from .soul import Soul, compose_soul
-    from .watch import watch_home
+    from ..memory._tool import memory_tool
+    from ..scanner._scanner import Finding, Scanner
+    from ..soul import Soul, compose_soul
+    from ..store._seam import FolderStore, PgStore, Store
+    from ._agent import Agent, Uses, from_dir
+    from ._home import Home
+    from ._session import Session
+    from ._skills import skill_tool
+    from ._watch import watch_home
 
 __all__ = [
     "Agent",
     "Conversations",
     "Finding",
+    "FolderStore",
     "Home",
     "HomeError",
+    "PgStore",
     "Scanner",
     "Session",
     "Soul",
+    "Store",
+    "Uses",
     "compose_soul",
     "from_dir",
     "memory_tool",
@@ -39,32 +51,27 @@ __all__ = [
     "watch_home",
 ]
 
-_WHERE = {
-    "Agent": ".agent",
-    "Conversations": ".conversations",
-    "recall_tool": ".recall",
-    "Session": ".session",
-    "Finding": ".scanner",
-    "Scanner": ".scanner",
-    "from_dir": ".agent",
-    "Home": ".home",
-    "memory_tool": ".memory",
-    "Soul": ".soul",
-    "compose_soul": ".soul",
-    "HomeError": "..errors",
-    "skill_tool": ".skills",
-    "watch_home": ".watch",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = exports(
+    __name__,
+    {
+        "Agent": "._agent",
+        "Conversations": "..conversations._saved",
+        "Finding": "..scanner._scanner",
+        "FolderStore": "..store._seam",
+        "Home": "._home",
+        "HomeError": "..errors",
+        "PgStore": "..store._seam",
+        "Scanner": "..scanner._scanner",
+        "Session": "._session",
+        "Soul": "..soul",
+        "Store": "..store._seam",
+        "Uses": "._agent",
+        "compose_soul": "..soul",
+        "from_dir": "._agent",
+        "memory_tool": "..memory._tool",
+        "recall_tool": "..conversations._recall",
+        "skill_tool": "._skills",
+        "watch_home": "._watch",
+    },
+    modules={"models": ".models"},
+)

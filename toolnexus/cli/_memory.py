@@ -1,0 +1,187 @@
+"""`toolnexus memory HOME ACTION`: edit the memory files and read or rewind their history.
+
+add / replace / remove run through the very tool a model uses (same rules,
+same messages); log / undo / restore / compact / forget through
+`agents.history.History`. Every change made here is recorded with source `cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..home._identity import Target
+    from ..memory._history import Change
+
+__all__ = ["ACTIONS", "UsageError", "check_args", "run"]
+
+#: Every action of the memory verb.
+ACTIONS = ("show", "add", "replace", "remove", "log", "undo", "restore", "compact", "forget")
+_EDITS = ("add", "replace", "remove")
+_NEEDS_ID = ("restore", "forget")
+
+
+class UsageError(Exception):
+    """The command line itself is malformed: printed as one line, exit code 2 (every verb)."""
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse combinations argparse cannot express, as usage errors naming the option."""
+    action = args.action
+    only = {
+        "--with": (args.with_ is not None, ("replace",)),
+        "--json": (args.json, ("log",)),
+        "--limit": (args.limit is not None, ("log",)),
+        "--grep": (args.grep is not None, ("log",)),
+        "--keep-days": (args.keep_days is not None, ("compact",)),
+        "--user": (args.user, ("show", *_EDITS, "log", "undo")),
+        "--trust": (args.trust, ("add",)),
+    }
+    for option, (given, actions) in only.items():
+        if given and action not in actions:
+            raise UsageError(f"{option} is not an option of memory {action}")
+    if action in ("show", "log", "compact") and args.text is not None:
+        raise UsageError(f"memory {action} takes no TEXT ({args.text!r})")
+    if action in _EDITS and args.text is None:
+        raise UsageError(f"memory {action} needs TEXT")
+    if action == "replace" and args.with_ is None:
+        raise UsageError("memory replace needs --with TEXT")
+    if action in _NEEDS_ID and args.text is None:
+        raise UsageError(f"memory {action} needs the ID of a change (see memory log)")
+    if action in ("undo", *_NEEDS_ID) and args.text is not None:
+        try:
+            args.text = int(args.text)
+        except ValueError:
+            raise UsageError(
+                f"memory {action}: {args.text!r} is not the ID of a change (a number from "
+                "memory log)"
+            ) from None
+    if action == "undo" and args.text is not None and args.user:
+        raise UsageError("memory undo ID undoes that change in its own file: drop --user")
+    if action == "compact" and args.keep_days is None:
+        raise UsageError("memory compact needs --keep-days N")
+    for option, value in (("--limit", args.limit), ("--keep-days", args.keep_days)):
+        if value is not None and value < 0:
+            raise UsageError(f"{option} must be 0 or more, not {value}")
+
+
+def run(args: argparse.Namespace, home: Path, prog: str) -> int:
+    """Run one memory action; 0 when done, 1 when refused (the reason on stderr)."""
+    from ..tools import CallContext, calling
+
+    with calling(CallContext("cli")):
+        if args.action == "show":
+            return _show(home, args)
+        if args.action in _EDITS:
+            return _edit(home, args, prog)
+        return _history(home, args)
+
+
+def _show(home: Path, args: argparse.Namespace) -> int:
+    from ..home._load import memory_bytes
+    from ..store._seam import configured_store
+
+    # Through the door every read takes (a FIFO, a link out, a file over its cap, bytes
+    # that are not UTF-8: exit 1), then the file's bytes exactly as on disk; or the
+    # file's bytes as the home's database store holds them.
+    target: Target = "user" if args.user else "self"
+    store = configured_store(home)
+    data = memory_bytes(home, target) if store is None else store.read(target) or b""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    return 0
+
+
+def _edit(home: Path, args: argparse.Namespace, prog: str) -> int:
+    import asyncio
+
+    from ..memory._tool import memory_tool
+
+    if args.trust:
+        return _trusted(home, args, prog)
+    call: dict[str, Any] = {
+        "action": args.action,
+        "target": "user" if args.user else "self",
+        "text": args.text,
+    }
+    if args.action == "replace":
+        call["with"] = args.with_
+    result = asyncio.run(memory_tool(home).execute(call))
+    if result.is_error:
+        print(f"{prog} memory: {result.output}", file=sys.stderr)
+        return 1
+    print(result.output)
+    return 0
+
+
+def _trusted(home: Path, args: argparse.Namespace, prog: str) -> int:
+    """`add --trust`: the entry written whatever the scanner says, and marked trusted."""
+    from ..errors import MemoryEditError
+    from ..home._load import home_scanner
+    from ..memory._tool import MemoryStore, _resolve_limits
+
+    target: Target = "user" if args.user else "self"
+    limit = _resolve_limits(home, None).for_target(target)
+    store = MemoryStore(home, target, limit=limit, scanner=home_scanner(home))
+    try:
+        print(store.add(args.text, trust=True))
+    except MemoryEditError as exc:
+        print(f"{prog} memory: {exc.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _history(home: Path, args: argparse.Namespace) -> int:
+    from ..memory._history import History
+
+    history = History(home)
+    target: Target = "user" if args.user else "self"
+    if args.action == "log":
+        changes = history.log(target, limit=args.limit, grep=args.grep)
+        if args.json:
+            for change in changes:
+                print(change.to_json())
+        else:
+            print("\n".join(_shown(c) for c in changes) or "(no recorded changes)")
+        return 0
+    if args.action == "undo":
+        print(history.undo(args.text, target=target))
+    elif args.action == "restore":
+        print(history.restore(args.text))
+    elif args.action == "compact":
+        print(history.compact(keep_days=args.keep_days))
+    else:
+        print(history.forget(args.text))
+    return 0
+
+
+def _shown(change: Change) -> str:
+    """One change as `memory log` prints it: a header line, then what it changed."""
+    head = f"{change.id}  {change.time}  {change.target}  {change.action}  {change.source}"
+    if change.before is None and change.after is None:
+        return head
+    lines: list[str] = []
+    if change.action in ("outside-edit", "restore") or _is_file(change):
+        import difflib
+
+        diff = difflib.unified_diff(
+            (change.before or "").splitlines(), (change.after or "").splitlines(), lineterm="", n=0
+        )
+        lines = [d for d in diff if d[:3] not in ("---", "+++") and not d.startswith("@@")]
+    else:
+        for mark, text in (("-", change.before), ("+", change.after)):
+            if text is not None:
+                first, *rest = text.split("\n")
+                lines.append(f"{mark} {first}")
+                lines.extend(f"  {line}" for line in rest)
+    return "\n".join([head, *(f"    {line}" for line in lines)])
+
+
+def _is_file(change: Change) -> bool:
+    """An undo of a whole-file change shows as a diff too (its texts are whole files)."""
+    texts = [t for t in (change.before, change.after) if t is not None]
+    return change.action == "undo" and any(t.endswith("\n") for t in texts)

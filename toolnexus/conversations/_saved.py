@@ -1,0 +1,444 @@
+"""Saved conversations and recall: what a persona has lived, kept in its home.
+
+A session started by a `from_dir` agent saves its messages as it goes into the
+home's `.toolnexus/` state database (a crash loses at most the turn in flight),
+so a conversation can be listed, shown, exported, resumed and searched later.
+`recall_tool` lets the persona search its past conversations and its memory
+history itself; what it finds comes back as a tool result, so the running
+session's system prompt never changes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar, cast
+
+from ..errors import ArgumentError, ConversationError, HistoryError, HomeError, StoreError
+from ..models._base import Message, Usage
+from ..models._chat import chat_problem, from_chat
+from ..scanner._scanner import DEFAULT
+from ..store._seam import configured_store
+from ..store.folder import _search, _transcripts
+from ..store.folder._state import open_state, state_errors
+from ..store.folder._transcripts import FolderTalk
+from ..store.postgres._store import PgStore
+from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
+
+__all__ = [
+    "DEFAULT_RECALL_LIMIT",
+    "Conversations",
+    "Hit",
+    "SavedSession",
+    "Transcript",
+    "read_chat_file",
+]
+
+#: Hits the recall tool returns unless asked for more.
+DEFAULT_RECALL_LIMIT = 5
+#: The most hits one recall returns.
+MAX_RECALL_LIMIT = 50
+#: Messages saved per transaction by a large import.
+_IMPORT_CHUNK = 20_000
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@contextmanager
+def _errors(home: Path) -> Iterator[None]:
+    """Report an unusable state database as a ConversationError (kind `state`)."""
+    try:
+        with state_errors(home):
+            yield
+    except (HistoryError, StoreError, HomeError) as exc:
+        raise ConversationError(str(exc), kind="state") from None
+
+
+def talk(home: Path, *, create: bool = False) -> FolderTalk | PgStore | None:
+    """Where `home`'s conversations are: its database store, else its folder's state
+    database (None: not made yet, and not `create`)."""
+    store = configured_store(home)
+    if store is not None:
+        return store
+    state = open_state(home, create=create)
+    return None if state is None else FolderTalk(state)
+
+
+def _guarded(method: F) -> F:
+    """`_errors` around a method of `Conversations`."""
+
+    @functools.wraps(method)
+    def guarded(self: Conversations, *args: Any, **kwargs: Any) -> Any:
+        with _errors(self.dir):
+            return method(self, *args, **kwargs)
+
+    return cast(F, guarded)
+
+
+@dataclass(frozen=True, slots=True)
+class SavedSession:
+    """A saved conversation as `sessions list` shows it.
+
+    `soul_digest` is the digest of the soul it last ran with (empty for an imported
+    one); `origin` is `live` (saved as it went) or `import`; `usage` sums the tokens
+    its model responses reported.
+    """
+
+    id: str
+    started: str
+    ended: str
+    model: str | None
+    soul_digest: str
+    title: str
+    messages: int
+    origin: str
+    usage: Usage
+
+    def to_json(self) -> dict[str, object]:
+        """The fields as `sessions list --json` prints them (`usage` as an object)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One thing recall found, best first.
+
+    `kind` is `conversation` (a saved message; `role` is `user`, `assistant` or
+    `tool`) or `memory` (a change to a memory file; `role` is `memory <target>
+    <action>` and `change` its id in the history). `session` is the conversation
+    it happened in, when known. `withheld` is why the memory scanner kept the
+    snippet back (then `snippet` is empty), or None.
+    """
+
+    kind: Literal["conversation", "memory"]
+    session: str | None
+    time: str
+    role: str
+    snippet: str
+    change: int | None = None
+    withheld: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The fields as `recall --json` prints them."""
+        return asdict(self)
+
+
+class Transcript:
+    """Saves one session's messages into its home as the session goes.
+
+    Built by `Agent.session()` for a home that keeps conversations; the session
+    calls `save` with each batch of new messages. Nothing is created until the
+    first message is saved.
+    """
+
+    __slots__ = ("_started", "dir", "model", "session", "soul_digest")
+
+    def __init__(
+        self,
+        dir: str | os.PathLike[str],
+        *,
+        session: str,
+        soul_digest: str,
+        model: str | None,
+        resumed: bool = False,
+    ) -> None:
+        self.dir = Path(os.path.abspath(dir))
+        self.session = session
+        self.soul_digest = soul_digest
+        self.model = model
+        # Once the conversation is saved, it is never created again: a conversation
+        # removed while it runs stays removed.
+        self._started = resumed
+
+    def save(self, messages: Sequence[Message]) -> None:
+        """Append `messages` to the saved conversation (one transaction).
+
+        Raises:
+            ConversationError: (kind `state`) when the state database cannot be used;
+                (kind `not_found`) when the conversation was removed while it ran.
+        """
+        if not messages:
+            return
+        with _errors(self.dir):
+            where = talk(self.dir, create=True)
+            assert where is not None
+            kept = where.save(
+                session=self.session,
+                model=self.model,
+                soul=self.soul_digest,
+                records=to_records(messages),
+                create=not self._started,
+            )
+        if not kept:
+            raise ConversationError(
+                f"conversation {self.session} was removed while it ran: the rest of it "
+                "is not saved",
+                kind="not_found",
+            )
+        self._started = True
+
+
+class Conversations:
+    """The saved conversations of the home `dir`: list, read, export, import, remove, recall.
+
+    Reading never creates anything: a home without saved conversations simply
+    has none. Ids may be shortened to any unique prefix.
+    """
+
+    __slots__ = ("dir",)
+
+    def __init__(self, dir: str | os.PathLike[str]) -> None:
+        self.dir = Path(os.path.abspath(dir))
+
+    def __repr__(self) -> str:
+        return f"Conversations({str(self.dir)!r})"
+
+    def _talk(self, *, create: bool = False) -> FolderTalk | PgStore | None:
+        return talk(self.dir, create=create)
+
+    @_guarded
+    def list(self, *, limit: int | None = None) -> list[SavedSession]:
+        """Saved sessions, the most recently started first (every one unless `limit`).
+
+        Raises:
+            ArgumentError: when `limit` is below 1.
+            ConversationError: (kind `state`) when the state database cannot be used.
+        """
+        if limit is not None and (isinstance(limit, bool) or limit < 1):
+            raise ArgumentError(f"limit must be 1 or more, got {limit!r}")
+        where = self._talk()
+        if where is None:
+            return []
+        return [_saved(meta) for meta in where.sessions(limit=limit)]
+
+    @_guarded
+    def latest(self) -> SavedSession | None:
+        """The saved session most recently active (what `chat --continue` continues),
+        or None when there is none."""
+        where = self._talk()
+        found = where.latest() if where is not None else None
+        return _saved(found) if found is not None else None
+
+    @_guarded
+    def get(self, id: str) -> SavedSession:
+        """The saved session `id` (or a unique prefix of it).
+
+        Raises:
+            ConversationError: `not_found` or `ambiguous` (the candidates are named).
+        """
+        where = self._talk()
+        session = self._resolve(where, id)
+        assert where is not None
+        meta = where.meta(session)
+        if meta is None:  # removed since it was found
+            raise ConversationError(f"no saved session {id!r} in {self.dir}", kind="not_found")
+        return _saved(meta)
+
+    @_guarded
+    def messages(self, id: str) -> tuple[Message, ...]:
+        """The messages a resumed session starts from: the saved ones, without system
+        messages, with every tool call answered.
+
+        Raises:
+            ConversationError: `not_found` or `ambiguous`.
+        """
+        where = self._talk()
+        session = self._resolve(where, id)
+        assert where is not None
+        stored = where.messages(session)
+        return tuple(from_chat((json.loads(m.data), m.is_error) for m in stored))
+
+    @_guarded
+    def export(self, id: str) -> builtins.list[dict[str, Any]]:
+        """The saved session's messages in the OpenAI chat format, exactly as saved.
+
+        Raises:
+            ConversationError: `not_found` or `ambiguous`.
+        """
+        where = self._talk()
+        session = self._resolve(where, id)
+        assert where is not None
+        return [json.loads(m.data) for m in where.messages(session)]
+
+    @_guarded
+    def import_messages(
+        self, messages: Sequence[Mapping[str, Any]], *, title: str = "", where: str = "messages"
+    ) -> tuple[str, bool]:
+        """Save a conversation from chat-format messages; `(id, new)`.
+
+        The same messages imported twice are one conversation: the second time
+        returns the first one's id and `new` is False.
+
+        Raises:
+            ConversationError: (kind `invalid`) naming each message that is not a
+                chat-format message (`where:N: rule`); nothing is saved then.
+        """
+        problems = [
+            f"{where}:{n}: {why}"
+            for n, value in enumerate(messages, start=1)
+            if (why := chat_problem(value)) is not None
+        ]
+        if not messages:
+            problems.append(f"{where}: no messages: a conversation has at least one")
+        if problems:
+            raise ConversationError.of(problems, kind="invalid")
+        [done] = self._save_imports([imported(messages, title)])
+        return done
+
+    def import_file(self, path: str | os.PathLike[str]) -> tuple[str, bool]:
+        """Save the conversation in a JSONL file (one chat-format message per line).
+
+        Returns `(id, new)` as `import_messages` does.
+
+        Raises:
+            ConversationError: (kind `invalid`) naming the file, line and rule, or
+                why the file cannot be read.
+        """
+        [done] = self.import_files([path])
+        return done
+
+    @_guarded
+    def import_files(
+        self, paths: Sequence[str | os.PathLike[str]]
+    ) -> builtins.list[tuple[str, bool]]:
+        """Save the conversation in each JSONL file; `(id, new)` for each, in order.
+
+        Every file is read and checked before any is saved: one bad line in one
+        file means nothing is imported. What is saved goes in a few large
+        transactions, so a big import is quick.
+
+        Raises:
+            ConversationError: (kind `invalid`) naming every bad file, line and rule.
+        """
+        read: builtins.list[builtins.list[tuple[str, Any]]] = []
+        problems: builtins.list[str] = []
+        for path in paths:
+            try:
+                read.append(read_chat_lines(path))
+            except ConversationError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise ConversationError.of(problems, kind="invalid")
+        return self._save_imports(
+            [
+                imported([value for _, value in pairs], lines=[line for line, _ in pairs])
+                for pairs in read
+            ]
+        )
+
+    def _save_imports(
+        self, batch: Sequence[_transcripts.Imported]
+    ) -> builtins.list[tuple[str, bool]]:
+        where = self._talk(create=True)
+        assert where is not None
+        done: builtins.list[tuple[str, bool]] = []
+        start = size = 0
+        # One transaction per ~20,000 messages: quick, yet never holding the write
+        # lock long enough to stall a live session saving its turn.
+        for end, item in enumerate(batch, start=1):
+            size += len(item.records)
+            if size >= _IMPORT_CHUNK or end == len(batch):
+                done.extend(where.import_conversations(batch[start:end]))
+                start, size = end, 0
+        return done
+
+    @_guarded
+    def remove(self, id: str) -> tuple[str, int]:
+        """Delete a saved session and its messages for good; `(id, messages removed)`.
+
+        Raises:
+            ConversationError: `not_found` or `ambiguous`.
+        """
+        where = self._talk()
+        session = self._resolve(where, id)
+        assert where is not None
+        return session, where.remove(session)
+
+    @_guarded
+    def recall(
+        self, query: str, *, limit: int = DEFAULT_RECALL_LIMIT, exclude: str | None = None
+    ) -> builtins.list[Hit]:
+        """Search saved messages and the memory history; the best `limit` hits, best first.
+
+        Every word must match (stemmed, case and accents ignored); when no message
+        has them all, any of them will do. A word ending in `*` matches as a
+        prefix. Nothing in `query` is search syntax, so no text can make it fail.
+        `exclude` leaves out one session's messages (the one asking). Each
+        snippet passes the memory scanner; one that does not is withheld.
+
+        Raises:
+            ArgumentError: when `limit` is not between 1 and 50.
+        """
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_RECALL_LIMIT:
+            raise ArgumentError(f"limit must be between 1 and {MAX_RECALL_LIMIT}, got {limit!r}")
+        queries = _search.fts_queries(query)
+        where = self._talk()
+        if queries is None or where is None:
+            return []
+        if isinstance(where, PgStore):
+            return [_hit(f) for f in where.search(query, limit=limit, exclude=exclude)]
+        found = _search.search(where.state, queries[0], limit=limit, exclude=exclude)
+        if not found:
+            found = _search.search(where.state, queries[1], limit=limit, exclude=exclude)
+        return [_hit(f) for f in found]
+
+    @_guarded
+    def has_any(self) -> bool:
+        """Whether there is anything to recall: a saved session or a memory change."""
+        where = self._talk()
+        return where is not None and where.has_any()
+
+    def _resolve(self, where: FolderTalk | PgStore | None, id: str) -> str:
+        if not isinstance(id, str):
+            raise TypeError(f"a session id is a str, got {type(id).__name__}")
+        ids = where.match_ids(id.strip()) if where and id.strip() else []
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            raise ConversationError(
+                f"no saved session {id!r} in {self.dir} (`toolnexus sessions "
+                f"{self.dir} list` shows them)",
+                kind="not_found",
+            )
+        raise ConversationError(
+            f"{id!r} could be any of {', '.join(ids)}: give more of the id", kind="ambiguous"
+        )
+
+
+def _saved(meta: _transcripts.Meta) -> SavedSession:
+    return SavedSession(
+        id=meta.id,
+        started=meta.started,
+        ended=meta.ended,
+        model=meta.model,
+        soul_digest=meta.soul,
+        title=meta.title,
+        messages=meta.messages,
+        origin=meta.origin,
+        usage=Usage(*meta.usage),
+    )
+
+
+def _hit(found: _search.Found) -> Hit:
+    """A search hit as shown: the snippet, unless the scanner withholds it."""
+    reasons = list(DEFAULT.reasons(found.snippet))
+    # A snippet may cut a credential in half; the whole text says whether one is there.
+    reasons.extend(
+        r for r in DEFAULT.reasons(found.text) if r.startswith("secret") and r not in reasons
+    )
+    withheld = "; ".join(reason.split(" (", 1)[0] for reason in reasons) or None
+    return Hit(
+        kind="memory" if found.kind == "memory" else "conversation",
+        session=found.session,
+        time=found.time,
+        role=found.role,
+        snippet="" if withheld else " ".join(found.snippet.split()),
+        change=found.ref if found.kind == "memory" else None,
+        withheld=withheld,
+    )

@@ -1,0 +1,498 @@
+"""A persona's durable memory: the `memory` tool over MEMORY.md and USER.md.
+
+Every action reads the file under a lock (through `_files`, the one reader of
+home files), applies one edit, and writes it back atomically before it returns
+(see `_store`); the entry format lives in `_memfile`, the safety check in
+`_safety`. Writes never touch the running session: the soul is a snapshot, so
+they load from the next session on.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+from pathlib import Path
+
+from ..errors import (
+    ArgumentError,
+    HistoryError,
+    HomeError,
+    HomeFileError,
+    MemoryEditError,
+    StoreError,
+)
+from ..home._door import MEMORY_FILES, Door, decode, memory_cap
+from ..home._identity import MemoryLimits, Target, memory_limit
+from ..home._load import find_identity, home_scanner
+from ..home._writer import (
+    Folder,
+    LockIsLink,
+    LockLost,
+    ReadOnlyFile,
+    SwapConflict,
+    WriteCancelled,
+    locked,
+    measure,
+    update,
+)
+from ..scanner._scanner import DEFAULT, Classifier, Scanner
+from ..store._config import home_store
+from ..store.folder import _changes as _history
+from ..store.folder._changes import Pending
+from ..store.folder._state import STATE_DIR, State, open_state
+from ..tools import Tool, call_context, define_tool
+from ._args import DESCRIPTION, MemoryArgs
+from ._document import Block, MemoryDocument, parse_memory
+from ._edit import NOTHING, Op, Plan, usage
+from ._trusted_write import check_trustable, mark_trusted
+
+__all__ = [
+    "MEMORY_FILES",
+    "Block",
+    "MemoryDocument",
+    "MemoryStore",
+    "Op",
+    "Target",
+    "memory_tool",
+    "parse_memory",
+]
+
+_LOCK_RETRIES = 20
+
+#: The last version of each memory file this process read or wrote, as bytes and parsed:
+#: the next write to the file starts from it instead of parsing again. Keyed by the bytes,
+#: so it is never stale: a file someone else changed is parsed afresh. The files written
+#: longest ago are let go, so a process serving many homes stays small.
+_parsed: dict[str, tuple[bytes, MemoryDocument]] = {}
+_PARSED_MAX = 64
+
+
+_parsed_lock = threading.Lock()
+
+
+def _remember(key: str, data: bytes, doc: MemoryDocument) -> None:
+    with _parsed_lock:  # writers of several files run in threads at once
+        _parsed.pop(key, None)
+        _parsed[key] = (data, doc)
+        while len(_parsed) > _PARSED_MAX:
+            _parsed.pop(next(iter(_parsed)), None)
+
+
+#: What a write does to the file as read under the lock: given it parsed and as bytes
+#: (None: no file), the bytes to write (None: nothing), the message, the changes made.
+Outcome = tuple[bytes | None, str, tuple[Pending, ...]]
+Change = Callable[[MemoryDocument, bytes | None], Outcome]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStore:
+    """One memory file (MEMORY.md or USER.md) in `dir`, edited safely and durably.
+
+    Each edit takes the file's inter-process lock, re-reads the file from disk,
+    applies the change and checks it (match, limit, safety), then replaces the
+    file atomically; on any error nothing is written. `scanner` checks new text
+    (default: the built-in scanner, nothing switched off; `memory_tool` uses the
+    home's). `fsync=False` trades crash durability for speed (tests, benchmarks).
+
+    Raises:
+        ArgumentError: (a ValueError) at construction, for an unknown target or a
+            limit out of range.
+        TypeError: at construction, for a limit that is not an int.
+    """
+
+    dir: Path
+    target: Target
+    _: KW_ONLY
+    limit: int
+    scanner: Scanner = DEFAULT
+    fsync: bool = True
+    #: The file's path as a string, made once (every write names it several times).
+    _file: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dir", Path(self.dir))
+        object.__setattr__(self, "_file", os.path.join(self.dir, MEMORY_FILES.get(self.target, "")))
+        if self.target not in MEMORY_FILES:
+            raise ArgumentError(
+                f"target: unknown memory target {self.target!r}; use 'self' or 'user'"
+            )
+        memory_limit(self.limit, where="limit:")
+
+    @property
+    def path(self) -> Path:
+        """Where the file lives (it may not exist yet: missing means empty)."""
+        return self.dir / MEMORY_FILES[self.target]
+
+    @property
+    def name(self) -> str:
+        """The file's name, as messages show it."""
+        return MEMORY_FILES[self.target]
+
+    def usage(self, doc: MemoryDocument) -> str:
+        """Describe how full `doc` is, for a model deciding whether to consolidate."""
+        return usage(doc, self.name, self.limit)
+
+    def add(self, text: str, *, trust: bool = False) -> str:
+        """Append `text` as one entry (an exact duplicate writes nothing).
+
+        `trust=True` is for a person overriding a false positive, never for a
+        model: the entry is written whatever the scanner says and marked trusted
+        (`.toolnexus/`), so the soul shows it; the history records the source
+        with ` trusted`. Marking an entry already there writes only the mark.
+
+        Raises:
+            MemoryEditError: `invalid`, `rejected` (safety), `full`, `io`.
+        """
+        if not trust:
+            return self._run([Op("add", text)], batch=False)
+        context = call_context()
+        source = ("python" if context is None else context.source()) + " trusted"
+        return self._run([Op("add", text, trusted=True)], batch=False, source=source, trust=True)
+
+    def replace(self, text: str, with_: str) -> str:
+        """Swap the part `text` of the one matching entry for `with_` (SPEC §3's rule).
+
+        Raises:
+            MemoryEditError: `invalid`, `not_found`, `ambiguous`, `rejected`, `full`, `io`.
+        """
+        return self._run([Op("replace", text, with_)], batch=False)
+
+    def remove(self, text: str) -> str:
+        """Delete the one entry that `text` matches (with its identical copies).
+
+        Raises:
+            MemoryEditError: `invalid`, `not_found`, `ambiguous`, `io`.
+        """
+        return self._run([Op("remove", text)], batch=False)
+
+    def apply(self, ops: Sequence[Op], *, cancel: threading.Event | None = None) -> str:
+        """Apply a batch: every change in order to one read of the file, all or nothing.
+
+        The limit is checked on the final result only, so a batch can free room
+        and use it. `cancel`, once set, stops a call that has not written yet
+        (`MemoryEditError` of kind `cancelled`); a write that has begun finishes.
+
+        Raises:
+            MemoryEditError: the first refusal, naming its item (`item 3: ...`).
+        """
+        if any(op.trusted for op in ops):
+            raise MemoryEditError(
+                "invalid arguments: operations: a trusted entry is written only by "
+                f"MemoryStore.add(text, trust=True), which marks it. {NOTHING}",
+                kind="invalid",
+            )
+        return self._run(ops, batch=True, cancel=cancel)
+
+    # -- internals -----------------------------------------------------------------
+
+    def _run(
+        self,
+        ops: Sequence[Op],
+        *,
+        batch: bool,
+        cancel: threading.Event | None = None,
+        source: str = "python",
+        trust: bool = False,
+    ) -> str:
+        plan = Plan(  # before the lock
+            ops, name=self.name, limit=self.limit, batch=batch, scanner=self.scanner
+        )
+
+        kept: list[MemoryDocument] = []
+
+        def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
+            if trust:
+                check_trustable(self.dir, self.target)
+            new, message, made = plan.apply(doc)
+            kept[:] = [new or doc]
+            pending = tuple(
+                Pending(m.action, m.before, m.after, "merge" if m.merged else "entry") for m in made
+            )
+            if new is None:
+                return None, message, pending
+            raw = new.render().encode("utf-8")
+            _remember(self._file, raw, new)
+            return raw, message, pending
+
+        def then() -> str:  # under the lock, once the file is in place
+            return mark_trusted(
+                self.dir, self.target, plan.ops[0].text, kept[-1], self.scanner, fsync=self.fsync
+            )
+
+        stored = self._write_stored(change, source=source, cancel=cancel, trust=trust)
+        if stored is not None:
+            return stored
+        return self._write(change, source=source, cancel=cancel, then=then if trust else None)
+
+    def _commit(self, change: Change, *, source: str) -> str:
+        """Run `change` where the home keeps this file: its database store, else its folder."""
+        stored = self._write_stored(change, source=source, cancel=None, trust=False)
+        return stored if stored is not None else self._write(change, source=source)
+
+    def _write_stored(
+        self, change: Change, *, source: str, cancel: threading.Event | None, trust: bool
+    ) -> str | None:
+        """Run `change` in the home's database store, if it uses one (else None): the
+        same edit, limits and messages as in the folder, under the persona's row lock."""
+        try:
+            store = home_store(self.dir, find_identity(self.dir))
+            if store is None:
+                return None
+            if trust:
+                raise StoreError(f"{store.where} keeps no trust marks", kind="unsupported")
+            return store.edit(
+                self.target,
+                lambda data: change(self._parse(data), data),
+                source=source,
+                cancel=cancel,
+            )
+        except WriteCancelled:
+            raise _cancelled(self.name) from None
+        except (HomeError, StoreError) as exc:
+            tail = "" if "may or may not" in str(exc) else f" {NOTHING}"
+            back = (
+                " The session goes on; try again once it is back."
+                if isinstance(exc, StoreError) and exc.kind == "unreachable"
+                else ""
+            )
+            raise MemoryEditError(
+                f"cannot write {self.name}: {exc}.{back}{tail}", kind="io"
+            ) from None
+
+    def _write(
+        self,
+        change: Change,
+        *,
+        source: str,
+        cancel: threading.Event | None = None,
+        record_found: bool = False,
+        then: Callable[[], str] | None = None,
+    ) -> str:
+        """Under the lock: record an outside edit if any, run `change` on the file as it is
+        now, write its bytes (if any) and record what it did, with `source`.
+
+        `record_found` records the file as found even when nothing is written and
+        the history does not exist yet: reading the log does that. `then` runs
+        under the lock once the file is in place (or found unchanged); what it
+        returns ends the message."""
+        folder: Folder | None = None
+        try:
+            folder, name = Folder.of(Door(self.dir), self._file)
+            for _ in range(_LOCK_RETRIES):
+                try:
+                    return self._write_locked(
+                        folder, name, change, source, cancel, record_found, then
+                    )
+                except LockLost:
+                    continue  # the lock file was deleted under us: redo the edit from disk
+        except WriteCancelled:
+            raise _cancelled(self.name) from None
+        except HomeFileError as exc:  # the door refused the file (a link out, a FIFO, ...)
+            raise MemoryEditError(
+                f"cannot write {self.name}: {exc}. {NOTHING}", kind="io"
+            ) from None
+        except LockIsLink as exc:
+            raise MemoryEditError(
+                f"cannot write {self.name}: its lock file {exc.filename} {exc.strerror}; "
+                f"a person must remove that link. {NOTHING}",
+                kind="io",
+            ) from None
+        except ReadOnlyFile as exc:
+            raise MemoryEditError(
+                f"cannot write {self.name}: it is {exc.strerror}: a person marked it so. Make "
+                f"it writable (chmod u+w {self.name}) to let the persona write to it. {NOTHING}",
+                kind="io",
+            ) from None
+        except SwapConflict:
+            msg = "it kept changing while being written (someone keeps saving it); try again"
+            raise MemoryEditError(
+                f"cannot write {self.name}: {msg}. {NOTHING}", kind="io"
+            ) from None
+        except HistoryError as exc:
+            if exc.kind != "state":
+                raise
+            raise MemoryEditError(
+                f"cannot write {self.name}: its history cannot be kept: {exc}. {NOTHING}",
+                kind="io",
+            ) from None
+        except sqlite3.Error as exc:
+            raise MemoryEditError(
+                f"cannot write {self.name}: its history ({STATE_DIR}/) cannot be written: "
+                f"{exc}. {NOTHING}",
+                kind="io",
+            ) from None
+        except OSError as exc:
+            raise MemoryEditError(
+                f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or self.path}). "
+                f"Check that the folder is writable and has space. {NOTHING}",
+                kind="io",
+            ) from exc
+        finally:
+            if folder is not None:
+                folder.close()
+        raise MemoryEditError(
+            f"cannot write {self.name}: its lock file .{name}.lock keeps being "
+            f"deleted by something else. {NOTHING}",
+            kind="io",
+        )
+
+    def _parse(self, data: bytes | None) -> MemoryDocument:
+        """The file's bytes as a document: the last one this process saw when they match."""
+        if not data:
+            return parse_memory("")
+        last = _parsed.get(self._file)
+        if last is not None and last[0] == data:
+            return last[1]
+        try:
+            doc = parse_memory(decode(data, self.name))
+        except HomeFileError:
+            raise MemoryEditError(
+                f"cannot edit {self.name}: it is not UTF-8 text; a person must re-save "
+                f"it as UTF-8. {NOTHING}",
+                kind="invalid",
+            ) from None
+        _remember(self._file, data, doc)
+        return doc
+
+    def _write_locked(
+        self,
+        folder: Folder,
+        name: str,
+        change: Change,
+        source: str,
+        cancel: threading.Event | None,
+        record_found: bool = False,
+        then: Callable[[], str] | None = None,
+    ) -> str:
+        state: State | None = None
+        outcome: list[tuple[bytes | None, bytes | None, str, tuple[Pending, ...]]] = []
+
+        def apply(data: bytes | None) -> bytes | None:
+            if state is not None:
+                _history.sync(state, self.target, data)  # someone else's version goes first
+            new, message, pending = change(self._parse(data), data)
+            outcome[:] = [(data, new, message, pending)]
+            return new
+
+        recorded: list[str] = []
+
+        def record() -> None:
+            # The new bytes are in place: record them at once (before the folder sync).
+            nonlocal state
+            base, new, _, pending = outcome[-1]
+            if new is None or new == base or not pending:
+                return
+            try:
+                if state is None:  # the first write that lands makes the history
+                    state = open_state(self.dir, create=True)
+                    assert state is not None
+                    _history.sync(state, self.target, base)  # the file as found goes first
+                _history.record(state, self.target, pending, new, source)
+            except (sqlite3.Error, HistoryError) as exc:  # written: the next write records it
+                recorded.append(
+                    f"(not recorded in the history yet: {exc}; the next write records it "
+                    "as an outside edit)"
+                )
+
+        with locked(folder, name, cancel=cancel) as lock:
+            # Under the lock, so no other writer of this file records in between. The
+            # history is created by the first write that lands, not by a refused one.
+            state = open_state(self.dir, create=record_found)
+            try:
+                note = update(
+                    folder,
+                    name,
+                    apply,
+                    lock=lock,
+                    cap=memory_cap(self.limit),
+                    shown=self._file,
+                    fsync=self.fsync,
+                    swapped=record,
+                )
+                if then is not None:
+                    base, new, said, pending = outcome[-1]
+                    outcome[-1] = (base, new, said + then(), pending)
+            except HomeFileError as exc:
+                if exc.reason == "too_large" and state is not None:  # by size and digest
+                    size, sha = measure(folder, name)
+                    _history.sync(state, self.target, None, size=size, sha=sha)
+                raise
+        message = outcome[-1][2]
+        note = " ".join([*([note] if note else []), *recorded]) or None
+        return message if note is None else f"{message} {note}"
+
+
+def _cancelled(name: str) -> MemoryEditError:
+    return MemoryEditError(
+        f"cancelled: the call was given up before anything was written to {name}. {NOTHING}",
+        kind="cancelled",
+    )
+
+
+def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> MemoryLimits:
+    """Lay `limits` over IDENTITY.md's `memory_limits` (or the package defaults)."""
+    found = find_identity(home)
+    base = found[1].config.memory_limits if found is not None else MemoryLimits()
+    return base if limits is None else base.merged(limits)
+
+
+def memory_tool(
+    dir: str | Path,
+    *,
+    limits: Mapping[str, int] | None = None,
+    scanner: Scanner | Classifier | None = None,
+) -> Tool:
+    """Build the `memory` tool: add / replace / remove entries in `dir`'s memory files.
+
+    Args:
+        dir: an existing home folder; MEMORY.md and USER.md are created there
+            on the first write.
+        limits: characters per file, `{"self": ..., "user": ...}` (either key may
+            be left out). Defaults: IDENTITY.md's `memory_limits` when `dir` has
+            one, else the package defaults.
+        scanner: a classifier of your own (or a `Scanner`), run on new text after the built-in
+            scanner (`toolnexus.agents.scanner`): what it flags is refused. The
+            categories IDENTITY.md's `scanner: {off: [...]}` names are not checked.
+
+    Raises:
+        HomeError: when `dir` is not a folder, or its IDENTITY.md is invalid.
+        ArgumentError: (a ValueError) when `limits` has an unknown key or a value
+            out of range.
+        TypeError: when `limits` is not a mapping, or a value is not an int.
+    """
+    home = Path(dir)
+    if not home.is_dir():
+        raise HomeError(
+            f"{home}: not a folder: memory_tool needs an existing home folder "
+            "(it creates MEMORY.md and USER.md in it, never folders)"
+        )
+    resolved = _resolve_limits(home, limits)
+    checker = home_scanner(home, scanner)
+    stores = {
+        t: MemoryStore(home, t, limit=resolved.for_target(t), scanner=checker) for t in MEMORY_FILES
+    }
+
+    async def handle(args: MemoryArgs) -> str:
+        # The write runs in a worker thread (it waits on a lock and on the disk). If
+        # the caller gives up, the event stops the thread before anything is written.
+        import asyncio  # here, not at the top: `toolnexus soul` never needs an event loop
+
+        store = stores[args.target]
+        cancel = threading.Event()
+        batch = args.operations is not None
+        context = call_context()
+        source = "tool" if context is None else context.source()
+        try:
+            return await asyncio.to_thread(
+                store._run, args.ops(), batch=batch, cancel=cancel, source=source
+            )
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+
+    return define_tool(
+        name="memory", description=DESCRIPTION, input_model=MemoryArgs, handler=handle
+    )

@@ -1,0 +1,271 @@
+"""The memory scanner's engine: what may not go into a system prompt, found in layers.
+
+Memory entries load into every future system prompt, where a model reads them
+with the authority of its instructions, so text written there must be plain
+data. `scan` reads a text in four layers and returns a `Finding` per problem,
+each naming its category and the span it matched:
+
+1. characters: control characters, and invisible ones (format characters,
+   variation selectors out of place, tag characters outside a well-formed
+   flag, blank fillers); text spelled in tag characters is decoded and read;
+2. forms (`_scantext`): the text normalised so disguises fall away: NFKC,
+   invisibles removed, look-alikes folded, separators inside words collapsed,
+   digits read as letters, comments cut out;
+3. payloads (`_decode`): base64, hex, URL and HTML escapes, ROT13 and reversed
+   text decoded and scanned in turn (two levels deep);
+4. rules by category (`_rules`, `_rules_intl`), each run on the forms it reads.
+
+Reading neighbours together (split attacks) is the caller's: `scan(joined,
+every=True)` gives every match with its span, which `_withhold` and the
+memory tool map back to the entries it covers. Linear in the length of the
+text: one pass per rule and form read, none for a rule whose `needs` a form
+lacks, and payloads are bounded in depth.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from itertools import takewhile
+
+from ._decode import decoded
+from ._forms import Form, flags, forms, hidden_tag_text, is_ignorable, skeleton
+from ._forms import written as written_form
+from .rules._english import CATEGORIES, CLAUSE_START, RULES, Finding, Rule, compiled
+from .rules._languages import INTL_RULES
+
+__all__ = ["ALL_RULES", "CATEGORIES", "RULES", "Finding", "Rule", "scan", "scan_text", "skeleton"]
+
+_MAX_DEPTH = 2
+#: The forms neighbours read together are read in.
+_MAIN_FORMS = ("skeleton", "written", "plain")
+
+# -- a rule that reads a phrase glued from spaced-out letters ----------------------------
+
+_GLUED = Rule(
+    id="glued",
+    category="instruction-override",
+    why="spells an instruction to the model letter by letter",
+    reads=("nospace",),
+    source=(
+        r"(?:ignore|disregard|forget|bypass|override)(?:all|any|the|your|of)*"
+        r"(?:previous|prior|above|earlier|system|original|initial)*"
+        r"(?:instructions?|rules|prompts?|guidelines|directives?)"
+        r"|youarenow|systemprompt|developermode|jailbreak|newinstructions"
+        r"|(?:reveal|print|show|repeat|leak)(?:me)?(?:your|the)(?:system)?(?:prompt|instructions)"
+        r"|(?:send|post|upload|forward|email|leak)(?:all|the|every|of|my|your|user'?s)*"
+        r"(?:conversations?|chats?|memory|secrets?|keys|tokens|passwords|credentials|files|data)"
+        r"|exfiltrat"
+    ),
+)
+
+#: Every rule, in the order findings are reported.
+ALL_RULES: tuple[Rule, ...] = (*RULES[:1], *INTL_RULES, *RULES[1:], _GLUED)
+
+# -- characters --------------------------------------------------------------------------
+
+_CONTROL = compiled(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTEXTUAL = compiled("[\u200c\u200d\ufe0e\ufe0f]")
+_JOINING_SCRIPTS = frozenset(
+    {
+        *("ARABIC", "SYRIAC", "NKO", "MANDAIC", "MONGOLIAN", "DEVANAGARI", "BENGALI"),
+        *("GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU", "KANNADA", "MALAYALAM"),
+        *("SINHALA", "KHMER", "MYANMAR", "TIBETAN"),
+    }
+)
+
+
+def _char_name(ch: str) -> str:
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, '(unnamed)')}"
+
+
+def _joining_letter(ch: str) -> bool:
+    if unicodedata.category(ch)[0] not in "LM":
+        return False
+    return unicodedata.name(ch, "").split(" ", 1)[0] in _JOINING_SCRIPTS
+
+
+def _emoji_part(ch: str) -> bool:
+    """A pictograph, or what may sit between it and a ZWJ (skin tone, VS16)."""
+    return unicodedata.category(ch) == "So" or ch == "\ufe0f" or "\U0001f3fb" <= ch <= "\U0001f3ff"
+
+
+def _invisible(ch: str) -> bool:
+    return is_ignorable(ch) or unicodedata.category(ch) in ("Cs", "Zl", "Zp")
+
+
+def _allowed_in_context(text: str, i: int) -> bool:
+    """ZWNJ/ZWJ between letters of a joining script or inside an emoji; one presentation
+    selector right after a visible character."""
+    ch = text[i]
+    before = text[i - 1] if i else ""
+    after = text[i + 1] if i + 1 < len(text) else ""
+    if ch in "\ufe0e\ufe0f":
+        return bool(before) and not (_invisible(before) or before.isspace())
+    if not before or not after:
+        return False
+    if ch == "\u200d" and _emoji_part(before) and unicodedata.category(after) == "So":
+        return True
+    return _joining_letter(before) and _joining_letter(after)
+
+
+def _char_findings(text: str) -> list[Finding]:
+    found: list[Finding] = []
+    control = _CONTROL.search(text)
+    if control is not None:
+        found.append(
+            Finding(
+                "control-character",
+                f"{_char_name(control.group())} at position {control.start()} "
+                "(only newline and tab are allowed)",
+                control.span(),
+            )
+        )
+    if text.isascii():
+        return found
+    allowed = {i for a, b in flags(text) for i in range(a + 1, b)}
+    allowed.update(
+        m.start() for m in _CONTEXTUAL.finditer(text) if _allowed_in_context(text, m.start())
+    )
+    for i, ch in enumerate(text):
+        if ord(ch) >= 0xAD and i not in allowed and _invisible(ch):
+            found.append(
+                Finding(
+                    "invisible-character",
+                    f"{_char_name(ch)} at position {i} "
+                    "(invisible and bidirectional characters can hide or reorder text)",
+                    (i, i + 1),
+                )
+            )
+            break
+    return found
+
+
+# -- rules -------------------------------------------------------------------------------
+
+_VIA = {
+    "leet": "digits read as letters",
+    "uncommented": "comments and markup removed",
+    "nospace": "letters spaced apart",
+}
+
+
+def _excerpt(rule: Rule, found: str) -> tuple[str, int]:
+    """What a finding shows of its match, and how many leading characters it cut."""
+    lead = compiled(CLAUSE_START).match(found)
+    cut = lead.end() if lead is not None else 0
+    shown = found[cut:]
+    stripped = shown.lstrip(" \t\n.!?;:,(")
+    cut += len(shown) - len(stripped)
+    shown = stripped.rstrip(" \t\n.!?;:,(")
+    if rule.secret:
+        return shown[:8] + "...", cut
+    shown = " ".join(shown.split())
+    return (shown if len(shown) <= 60 else shown[:57] + "..."), cut
+
+
+def _as_written(text: str) -> str:
+    shown = " ".join(written_form(text).split()).strip(" .!?;:,(")
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _rule_findings(
+    rule: Rule, views: dict[str, Form], lowered: dict[str, str], every: bool
+) -> list[Finding]:
+    found: list[Finding] = []
+    seen: set[tuple[int, int]] = set()
+    for name in rule.reads:
+        form = views.get(name)
+        if form is None:
+            continue
+        if rule.needs:
+            low = lowered.get(name)
+            if low is None:
+                low = lowered[name] = form.text.lower()
+            if not any(map(low.__contains__, rule.needs)):
+                continue
+        if every:
+            matches = list(rule.pattern.finditer(form.text))
+        else:
+            first = rule.pattern.search(form.text)
+            matches = [first] if first is not None else []
+        for m in matches:
+            excerpt, cut = _excerpt(rule, m.group())
+            span = form.span(m.start() + cut, m.end())
+            if span in seen:
+                continue
+            if name == "skeleton" and not rule.secret:
+                # As the person wrote it (case kept), when the form only folded it.
+                written = _as_written(form.source[span[0] : span[1]])
+                if written.lower() == excerpt.lower():
+                    excerpt = written
+            seen.add(span)
+            found.append(Finding(rule.category, rule.why, span, excerpt, _VIA.get(name, "")))
+        if found and not every:
+            break
+    return found
+
+
+def scan(
+    text: str, *, off: Iterable[str] = (), every: bool = False, _depth: int = 0
+) -> tuple[Finding, ...]:
+    """Return why `text` may not enter a system prompt (empty: it may), one finding per rule.
+
+    `off` names categories to leave out (IDENTITY.md `scanner: {off: [...]}`).
+    `every` is for neighbours read together (joined): every match of the rules,
+    not just the first, so each maps back to the entries it spans, and only on
+    the main forms: characters, hidden and encoded text and the other forms
+    were read entry by entry.
+    """
+    off = frozenset(off)
+    found: list[Finding] = []
+    if every:
+        # The main forms come first, and the others are only built when asked for.
+        views = {f.name: f for f in takewhile(lambda f: f.name in _MAIN_FORMS, forms(text))}
+    else:
+        found += _char_findings(text)
+        for hidden in hidden_tag_text(text):
+            found += _inner(hidden.text, hidden.span, "tag characters", _depth)
+        views = {form.name: form for form in forms(text)}
+    lowered: dict[str, str] = {}
+    for rule in ALL_RULES:
+        found.extend(_rule_findings(rule, views, lowered, every))
+    if not every and _depth < _MAX_DEPTH:
+        for payload in decoded(text):
+            found += _inner(payload.text, payload.span, payload.via, _depth)
+    return tuple(f for f in _unique(found, every) if f.category not in off)
+
+
+def _inner(text: str, span: tuple[int, int], via: str, depth: int) -> list[Finding]:
+    """The findings of text hidden at `span` (decoded `via`), placed at that span; its
+    characters were judged where it was hidden."""
+    return [
+        _moved(f, span, via)
+        for f in scan(text, _depth=depth + 1)
+        if f.category not in ("invisible-character", "control-character")
+    ]
+
+
+def _moved(inner: Finding, span: tuple[int, int], via: str) -> Finding:
+    how = via if not inner.via else f"{via}, then {inner.via}"
+    return Finding(inner.category, inner.why, span, inner.excerpt, how)
+
+
+def _unique(found: list[Finding], every: bool) -> list[Finding]:
+    """One finding per category (every: per category and span), in the order found."""
+    seen: set[object] = set()
+    kept: list[Finding] = []
+    for f in found:
+        key: object = (f.category, f.span) if every else f.category
+        if key not in seen:
+            seen.add(key)
+            kept.append(f)
+    return kept
+
+
+def scan_text(text: str) -> tuple[str, ...]:
+    """The reasons `text` is unsafe in a system prompt, as lines (empty: it is safe)."""
+    return tuple(str(f) for f in scan(text))
+
+
+assert set(CATEGORIES) >= {r.category for r in ALL_RULES}

@@ -1,0 +1,274 @@
+"""A persona's saved conversations in a PostgreSQL store: save as a session goes, import,
+list, read, remove, and search them with the memory history (`tsvector`, GIN).
+
+The methods mirror `_transcripts` (the folder's), so `Conversations` reads either
+the same way; the rows are the folder's, column for column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..folder._search import SNIPPET_TOKENS, Found
+from ..folder._transcripts import Imported, Meta, Record, Stored, now, scrub, title_of
+from ._changes import PgHistory
+
+__all__ = ["PgConversations"]
+
+#: A session's row with its message count and summed usage (FROM toolnexus_sessions s).
+_META = (
+    "s.id, s.started, s.ended, s.model, s.soul, s.title, s.origin, "
+    "(SELECT COUNT(*) FROM toolnexus_messages m WHERE m.key = s.key AND m.session = s.id), "
+    + ", ".join(
+        f"(SELECT COALESCE(SUM(m.{column}), 0) FROM toolnexus_messages m "
+        "WHERE m.key = s.key AND m.session = s.id)"
+        for column in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    )
+)
+_INSERT_MESSAGE = (
+    "INSERT INTO toolnexus_messages (key, session, seq, time, role, name, data, text, "
+    "is_error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
+#: Search every word, else any: the words as PostgreSQL reads them, never its syntax.
+_EVERY = "plainto_tsquery('english', %(words)s)"
+_ANY = "replace(plainto_tsquery('english', %(words)s)::text, '&', '|')::tsquery"
+_HEADLINE = f'\'MaxWords={SNIPPET_TOKENS}, MinWords=8, StartSel="", StopSel=""\''
+
+
+def _meta(row: Sequence[Any]) -> Meta:
+    a, b, c, d = (int(v) for v in row[8:12])
+    return Meta(row[0], row[1], row[2], row[3], row[4], row[5], row[6], int(row[7]), (a, b, c, d))
+
+
+def _rows(key: str, session: str, first: int, time: str, records: Sequence[Record]) -> list[Any]:
+    return [
+        (
+            key,
+            session,
+            first + i,
+            time,
+            r.role,
+            r.name,
+            scrub(r.data),
+            scrub(r.text),
+            r.is_error,
+            *tuple(r.usage or (None, None, None, None)),
+        )
+        for i, r in enumerate(records, 1)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class PgConversations(PgHistory):
+    """A persona's saved conversations in PostgreSQL, and its history (`PgStore` adds
+    its memory files)."""
+
+    def save(
+        self,
+        *,
+        session: str,
+        model: str | None,
+        soul: str,
+        records: Sequence[Record],
+        create: bool = True,
+    ) -> bool:
+        """Append `records` to a live session (as `_transcripts.save` does in a folder);
+        False when the session was removed while it ran (and not `create`)."""
+        time, title = now(), scrub(title_of(records))
+        with self._connection() as conn, conn.transaction():
+            updated = conn.execute(
+                "UPDATE toolnexus_sessions SET ended = %s, model = COALESCE(%s, model), "
+                "soul = %s, title = CASE WHEN title = '' THEN %s ELSE title END "
+                "WHERE key = %s AND id = %s RETURNING (SELECT COALESCE(MAX(seq), 0) FROM "
+                "toolnexus_messages m WHERE m.key = %s AND m.session = %s)",
+                (time, model, scrub(soul), title, self.key, session, self.key, session),
+            ).fetchone()
+            if updated is None:
+                if not create:
+                    return False
+                conn.execute(
+                    "INSERT INTO toolnexus_sessions (key, id, started, ended, model, soul, "
+                    "title, origin) VALUES (%s, %s, %s, %s, %s, %s, %s, 'live')",
+                    (self.key, session, time, time, model, scrub(soul), title),
+                )
+            last = 0 if updated is None else int(updated[0])
+            with conn.cursor() as cur:
+                cur.executemany(_INSERT_MESSAGE, _rows(self.key, session, last, time, records))
+        return True
+
+    def import_conversations(self, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
+        """Save imported conversations in one transaction; for each, `(id, new)` (the
+        same messages imported before keep the id they got then)."""
+        time, out, seen = now(), list[tuple[str, bool]](), dict[str, str]()
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            for item in batch:
+                before = seen.get(item.digest)
+                if before is None:
+                    row = conn.execute(
+                        "SELECT id FROM toolnexus_sessions WHERE key = %s AND digest = %s",
+                        (self.key, item.digest),
+                    ).fetchone()
+                    before = None if row is None else str(row[0])
+                if before is not None:
+                    out.append((before, False))
+                    continue
+                conn.execute(
+                    "INSERT INTO toolnexus_sessions (key, id, started, ended, model, soul, "
+                    "title, origin, digest) VALUES (%s, %s, %s, %s, NULL, '', %s, 'import', %s)",
+                    (
+                        self.key,
+                        item.session,
+                        time,
+                        time,
+                        scrub(item.title or title_of(item.records)),
+                        item.digest,
+                    ),
+                )
+                cur.executemany(
+                    _INSERT_MESSAGE, _rows(self.key, item.session, 0, time, item.records)
+                )
+                seen[item.digest] = item.session
+                out.append((item.session, True))
+        return out
+
+    def sessions(self, *, limit: int | None = None) -> list[Meta]:
+        """Saved sessions, the most recently started first."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT {_META} FROM toolnexus_sessions s WHERE s.key = %s "
+                "ORDER BY s.started DESC, s.id DESC LIMIT %s",
+                (self.key, limit),
+            ).fetchall()
+        return [_meta(row) for row in rows]
+
+    def latest(self) -> Meta | None:
+        """The session whose last message was saved most recently, or None."""
+        with self._connection() as conn:
+            row = conn.execute(
+                f"SELECT {_META} FROM toolnexus_sessions s WHERE s.key = %s "
+                "ORDER BY s.ended DESC, s.started DESC LIMIT 1",
+                (self.key,),
+            ).fetchone()
+        return None if row is None else _meta(row)
+
+    def match_ids(self, prefix: str) -> list[str]:
+        """The ids of saved sessions that start with `prefix` (an exact id matches alone)."""
+        prefix = scrub(prefix)
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT id FROM toolnexus_sessions WHERE key = %s AND "
+                "(id = %s OR left(id, %s) = %s) ORDER BY id <> %s, id LIMIT 10",
+                (self.key, prefix, len(prefix), prefix, prefix),
+            ).fetchall()
+        ids = [str(row[0]) for row in rows]
+        return ids[:1] if ids and ids[0] == prefix else ids
+
+    def meta(self, session: str) -> Meta | None:
+        """One saved session's row, or None."""
+        with self._connection() as conn:
+            row = conn.execute(
+                f"SELECT {_META} FROM toolnexus_sessions s WHERE s.key = %s AND s.id = %s",
+                (self.key, session),
+            ).fetchone()
+        return None if row is None else _meta(row)
+
+    def messages(self, session: str) -> list[Stored]:
+        """A saved session's messages, in order."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT seq, time, role, name, data, is_error, input_tokens, output_tokens, "
+                "cache_read_tokens, cache_write_tokens FROM toolnexus_messages "
+                "WHERE key = %s AND session = %s ORDER BY seq",
+                (self.key, session),
+            ).fetchall()
+        return [
+            Stored(seq, time, role, name, data, bool(err), None if a is None else (a, b, c, d))
+            for seq, time, role, name, data, err, a, b, c, d in rows
+        ]
+
+    def remove(self, session: str) -> int:
+        """Delete a saved session and its messages for good; how many messages it had."""
+        with self._connection() as conn, conn.transaction():
+            count = conn.execute(
+                "DELETE FROM toolnexus_messages WHERE key = %s AND session = %s",
+                (self.key, session),
+            ).rowcount
+            conn.execute(
+                "DELETE FROM toolnexus_sessions WHERE key = %s AND id = %s", (self.key, session)
+            )
+        return int(count)
+
+    def has_any(self) -> bool:
+        """Whether there is anything to recall: a saved session or a memory change."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM toolnexus_sessions WHERE key = %(k)s) OR "
+                "EXISTS (SELECT 1 FROM toolnexus_changes WHERE key = %(k)s)",
+                {"k": self.key},
+            ).fetchone()
+        return bool(row and row[0])
+
+    def search(self, words: str, *, limit: int, exclude: str | None = None) -> list[Found]:
+        """The best `limit` hits for `words` among saved messages (leaving out the session
+        `exclude`) and the memory history: every word, else any; best first."""
+        for query in (_EVERY, _ANY):
+            found = self._search(query, words, limit, exclude)
+            if found:
+                return found
+        return []
+
+    def _search(self, query: str, words: str, limit: int, exclude: str | None) -> list[Found]:
+        params = {"key": self.key, "words": scrub(words), "limit": limit, "exclude": exclude}
+        with self._connection() as conn:
+            messages = conn.execute(
+                f"WITH q AS (SELECT {query} AS q) SELECT seq, session, time, role, text, "
+                f"ts_headline('english', text, q.q, {_HEADLINE}), ts_rank(words, q.q) "
+                "FROM toolnexus_messages, q WHERE key = %(key)s AND words @@ q.q "
+                "AND session IS DISTINCT FROM %(exclude)s AND name <> 'recall' "
+                "ORDER BY 7 DESC, time DESC LIMIT %(limit)s",
+                params,
+            ).fetchall()
+            changes = conn.execute(
+                f"WITH q AS (SELECT {query} AS q) SELECT id, source, time, target, action, "
+                "coalesce(before, '') || chr(10) || coalesce(after, ''), "
+                f"ts_headline('english', coalesce(after, before, ''), q.q, {_HEADLINE}), "
+                "ts_rank(words, q.q) FROM toolnexus_changes, q "
+                "WHERE key = %(key)s AND words @@ q.q AND (%(exclude)s::text IS NULL OR "
+                "strpos(source || ' ', 'session=' || %(exclude)s || ' ') = 0) "
+                "ORDER BY 8 DESC, time DESC LIMIT %(limit)s",
+                params,
+            ).fetchall()
+        found = [
+            Found("message", int(seq), session, time, role, snippet, text, -float(rank))
+            for seq, session, time, role, text, snippet, rank in messages
+        ]
+        for ref, source, time, target, action, text, snippet, rank in changes:
+            mark = _SESSION_IN_SOURCE.search(source)
+            role = f"memory {target} {action}"
+            session = mark.group(1) if mark else None
+            found.append(
+                Found("memory", int(ref), session, time, role, snippet, text, -float(rank))
+            )
+        found.sort(key=lambda f: f.time, reverse=True)  # equal ranks: the newest first
+        found.sort(key=lambda f: f.rank)  # lower is better, as bm25 in a folder
+        return found[:limit]
+
+    def sessions_holding(self, texts: Sequence[str]) -> list[str]:
+        """The ids of saved sessions with a message that contains one of `texts` (any case)."""
+        found: set[str] = set()
+        with self._connection() as conn:
+            for text in map(scrub, texts):
+                if not text.strip():
+                    continue
+                rows = conn.execute(
+                    "SELECT DISTINCT session, text FROM toolnexus_messages "
+                    "WHERE key = %s AND strpos(lower(text), lower(%s)) > 0",
+                    (self.key, text),
+                ).fetchall()
+                found.update(str(s) for s, body in rows if text.casefold() in body.casefold())
+        return sorted(found)
