@@ -10,7 +10,6 @@ import secrets
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import tempfile
 import time
@@ -18,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from _unprivileged import NOBODY, reachable_base
 from psycopg import sql
 
 #: The unprivileged uid and gid the server runs as when the tests run as root ("nobody").
-NOBODY = 65534
 #: How long start and stop may take, in seconds.
 TIMEOUT = 30.0
 _TOOLS = ("pg_ctl", "initdb", "postgres")
@@ -56,16 +55,6 @@ def _free_port() -> int:
         return port
 
 
-def _traversable_by(path: Path, uid: int) -> bool:
-    """Whether `uid` (no groups assumed) can reach inside `path` and every parent of it."""
-    for part in (path, *path.parents):
-        info = part.stat()
-        bit = stat.S_IXUSR if info.st_uid == uid else stat.S_IXOTH
-        if not info.st_mode & bit:
-            return False
-    return True
-
-
 class PgServer:
     """One PostgreSQL cluster in a fresh temp dir. `start()` runs initdb the first time;
     `stop()` then `start()` restarts it on the same port and data; `close()` removes it all."""
@@ -89,11 +78,7 @@ class PgServer:
 
     def _make_root(self) -> Path:
         """A fresh dir owned by the server's user; under /tmp if TMPDIR is out of its reach."""
-        base = Path(tempfile.gettempdir())
-        if self._uid is not None and not _traversable_by(base, self._uid):
-            base = Path("/tmp")
-            if not _traversable_by(base, self._uid):
-                raise RuntimeError(f"no temp dir that uid {self._uid} can reach")
+        base = Path(tempfile.gettempdir()) if self._uid is None else reachable_base(self._uid)
         root = Path(tempfile.mkdtemp(prefix="toolnexus-pg-", dir=base))
         if self._uid is not None:
             os.chown(root, self._uid, self._uid)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,25 +53,26 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(NO_POSTGRES, red=True, bold=True)
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """Leave nothing in the system's temp folder: pytest removes each run's folders
-    (`tmp_path_retention_policy = "none"`), and this removes the user's folder that held them."""
-    import getpass
-    import os
-    import tempfile
+#: The temp base this run made for itself (None when one was given with --basetemp).
+OWN_BASETEMP = pytest.StashKey[Path]()
 
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # pragma: no cover - no user name on this system
-        return
-    root = Path(tempfile.gettempdir()) / f"pytest-of-{user}"
-    try:
-        for leftover in root.iterdir():  # only the empty folders of finished runs
-            if leftover.is_dir() and not leftover.is_symlink() and not any(leftover.iterdir()):
-                leftover.rmdir()
-        os.rmdir(root)
-    except OSError:  # not empty (another run is going on), or already gone
-        pass
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give each run a temp base of its own, so two runs at once on one machine never share
+    (pytest's default `pytest-of-USER/pytest-N` keeps only the newest three bases, and one
+    run's clean-up would remove another's folders). It works under any TMPDIR, a private
+    one included."""
+    if config.option.basetemp is None:
+        base = Path(tempfile.mkdtemp(prefix="toolnexus-tests-"))
+        config.option.basetemp = str(base)
+        config.stash[OWN_BASETEMP] = base
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave nothing in the temp folder: the run's own base goes with it."""
+    base = config.stash.get(OWN_BASETEMP, None)
+    if base is not None:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import stat
@@ -11,10 +10,10 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _unprivileged import as_nobody, reachable_base
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -170,25 +169,10 @@ async def test_one_bad_user_md_withholds_only_itself(tmp_path: Path, bad: str) -
     assert cli("check", str(home)).returncode == 1
 
 
-@contextlib.contextmanager
-def _unprivileged() -> Iterator[None]:
-    """Run the block as an ordinary user: root reads any file, whatever its mode."""
-    if os.geteuid() != 0:
-        yield
-        return
-    os.setegid(65534)
-    os.seteuid(65534)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-        os.setegid(0)
-
-
 async def test_an_unreadable_user_md_withholds_only_itself() -> None:
-    # In a folder of its own under the system temp folder, so the unprivileged
-    # user can reach it (pytest's own temp folders are private to root).
-    with tempfile.TemporaryDirectory() as tmp:
+    # In a folder of its own that the unprivileged user can reach (pytest's own temp
+    # folders, and a private TMPDIR, are out of its reach).
+    with tempfile.TemporaryDirectory(dir=reachable_base()) as tmp:
         os.chmod(tmp, 0o755)
         home = make_home(Path(tmp) / "home")
         (home / "MEMORY.md").write_text("- kept note\n", encoding="utf-8")
@@ -199,7 +183,7 @@ async def test_an_unreadable_user_md_withholds_only_itself() -> None:
         agents.compose_soul(home, strict=False)
         await agents.memory_tool(home).execute({"action": "remove", "text": "missing"})
         os.chmod(user, 0o000)
-        with _unprivileged():
+        with as_nobody():
             with pytest.raises(HomeError, match=r"USER\.md: cannot be read: Permission denied"):
                 agents.compose_soul(home)
             soul = agents.compose_soul(home, strict=False)

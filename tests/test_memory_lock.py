@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from _unprivileged import NOBODY, reachable_base
 
 from toolnexus.errors import MemoryEditError
 from toolnexus.home import _writer as _store
@@ -214,7 +215,7 @@ async def test_an_existing_lock_is_left_as_it_is(tmp_path: Path) -> None:
 def test_a_lock_made_beside_a_read_only_file_still_works_once_it_is_writable() -> None:
     # The lock takes the file's mode (0444 here); once a person makes the file writable
     # again, its owner can still open that lock. Run as an ordinary user: root opens anything.
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=reachable_base()) as tmp:
         home = Path(tmp)
         home.chmod(0o755)
         path = home / "MEMORY.md"
@@ -229,7 +230,7 @@ def test_a_lock_made_beside_a_read_only_file_still_works_once_it_is_writable() -
             store.add("new")
         else:
             for p in (home, path, home / ".MEMORY.md.lock"):
-                os.chown(p, 65534, 65534)
+                os.chown(p, NOBODY, NOBODY)
             with tempfile.TemporaryDirectory() as warm:  # lazy imports, while they are readable
                 (Path(warm) / "MEMORY.md").write_text("- a\n", encoding="utf-8")
                 MemoryStore(Path(warm), "self", limit=100).add("b")
@@ -237,8 +238,8 @@ def test_a_lock_made_beside_a_read_only_file_still_works_once_it_is_writable() -
             if pid == 0:  # pragma: no cover - the child reports through its exit code
                 code = 1
                 try:
-                    os.setgid(65534)
-                    os.setuid(65534)
+                    os.setgid(NOBODY)
+                    os.setuid(NOBODY)
                     store.add("new")
                     code = 0
                 except BaseException as exc:
@@ -284,8 +285,8 @@ def test_a_lock_root_makes_in_a_persons_home_is_theirs() -> None:
         home = Path(tmp)
         (home / "MEMORY.md").write_text("- a\n", encoding="utf-8")
         for p in (home, home / "MEMORY.md"):
-            os.chown(p, 65534, 65534)
+            os.chown(p, NOBODY, NOBODY)
         MemoryStore(home, "self", limit=100).add("root wrote this")
         lock = os.stat(home / ".MEMORY.md.lock")
-        assert (lock.st_uid, lock.st_gid) == (65534, 65534)
-        assert os.stat(home / "MEMORY.md").st_uid == 65534
+        assert (lock.st_uid, lock.st_gid) == (NOBODY, NOBODY)
+        assert os.stat(home / "MEMORY.md").st_uid == NOBODY
