@@ -6,48 +6,5 @@ types, `ScriptedModel`, `OpenAIModel`, `AnthropicModel`), re-exported.
 
 from __future__ import annotations
 
-from ..models import (
-    AnthropicModel,
-    AssistantMessage,
-    Done,
-    Event,
-    Message,
-    Model,
-    ModelRequest,
-    ModelResponse,
-    OpenAIModel,
-    ScriptedModel,
-    TextDelta,
-    ToolCall,
-    ToolFinished,
-    ToolResultMessage,
-    ToolStarted,
-    Turn,
-    Usage,
-    UsageReport,
-    UserMessage,
-    call,
-)
-
-__all__ = [
-    "AnthropicModel",
-    "AssistantMessage",
-    "Done",
-    "Event",
-    "Message",
-    "Model",
-    "ModelRequest",
-    "ModelResponse",
-    "OpenAIModel",
-    "ScriptedModel",
-    "TextDelta",
-    "ToolCall",
-    "ToolFinished",
-    "ToolResultMessage",
-    "ToolStarted",
-    "Turn",
-    "Usage",
-    "UsageReport",
-    "UserMessage",
-    "call",
-]
+from ..models import *  # noqa: F403 - the same public names, by definition
+from ..models import __all__ as __all__
