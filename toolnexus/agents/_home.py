@@ -1,6 +1,6 @@
 """A persona's home directory: where its files are, and loading them (never creating them).
 
-Every read goes through `_files`, the one door to a home's files; composing the
+Every read goes through `home/_door.py`, the one door to a home's files; composing the
 soul is `soul.compose_soul`. `Home` is the object that ties them to one folder.
 """
 

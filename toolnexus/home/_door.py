@@ -10,12 +10,12 @@ files through here, so a file is judged the same everywhere:
 * each kind of file has a byte cap (`FILE_CAP`, `memory_cap`): a file over it is
   refused, never read whole and never silently cut;
 * text is UTF-8 (a BOM allowed); line endings are normalised to LF by the one
-  normaliser (`_memfile.normalize_text`), so the tool and the soul see the same
+  normaliser (`_document.normalize_text`), so the tool and the soul see the same
   entries;
 * a refusal is a `HomeFileError` naming the file and the reason.
 
 Nothing here creates, writes or deletes anything. Parsing what is read is
-`_load`'s job; writing is `_store`'s.
+`_load`'s job; writing is `home/_writer.py`'s.
 """
 
 from __future__ import annotations

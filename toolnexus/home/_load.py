@@ -1,4 +1,4 @@
-"""Load a home: every file read through `_files`, parsed, checked, and memoised by content.
+"""Load a home: every file read through `home/_door.py`, parsed, checked, and memoised by content.
 
 The loaders collect problems rather than stop at the first, so `check` reports
 them all. Every parse goes through the content memos of `_memo`, so loading an

@@ -1,6 +1,6 @@
 """An open folder inside a home: file operations through its descriptor, links never followed.
 
-The write path (`_store`) creates, swaps and removes files only through a
+The write path (`home/_writer.py`) creates, swaps and removes files only through a
 `Folder`, so nothing is ever created, written or deleted outside the home.
 """
 

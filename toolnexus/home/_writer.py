@@ -5,7 +5,7 @@ with an editor), a crash at any instant, and a home whose files are links. The
 recipe:
 
 1. Find where the file really lives (`Folder.of`): a link is followed only
-   inside the home (`_files.Door`), and every later step goes through a
+   inside the home (`_door.Door`), and every later step goes through a
    descriptor of that folder, opened without following links, so nothing is
    ever created, written or deleted outside the home.
 2. Take the file's lock (`_lock`): a thread lock, then `fcntl.flock` on a

@@ -1,7 +1,7 @@
 """Serve a persona's home to any MCP client (`toolnexus serve`), over stdio or HTTP.
 
 Needs the `mcp` extra (`pip install "toolnexus[mcp]"`). What a client sees is
-`_mcp_home.HomeServer`'s: the `soul` prompt (frozen per connection), the
+`_server.HomeServer`'s: the `soul` prompt (frozen per connection), the
 home's tools (`memory`, `skill`, `recall`, as `from_dir` would give them; no
 transcript is saved), and the home's files as resources, with change
 notifications. Here: the two transports, and the bearer token that guards
@@ -215,7 +215,7 @@ async def _http(
 
     async def no_discover(ctx: Any, params: Any) -> Any:
         # Clients that can speak both protocol eras fall back to the one with connections,
-        # so that one connection is one session (see `_mcp_home`).
+        # so that one connection is one session (see `mcp/_server.py`).
         raise MCPError(types.METHOD_NOT_FOUND, "Method not found: server/discover")
 
     server.add_request_handler("server/discover", types.RequestParams, no_discover)

@@ -20,7 +20,7 @@ simple enough for a person editing the file to predict.
   with old Mac (CR) or mixed line endings is written in LF.
 
 A document is kept as parallel tuples (is it an entry, its raw lines, its
-text), so that an edit (`_memsplice`) can splice them instead of parsing the
+text), so that an edit (`memory/_splice.py`) can splice them instead of parsing the
 whole file again; `Block` objects and the derived views are built only when
 asked for.
 """

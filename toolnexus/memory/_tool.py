@@ -1,9 +1,9 @@
 """A persona's durable memory: the `memory` tool over MEMORY.md and USER.md.
 
-Every action reads the file under a lock (through `_files`, the one reader of
+Every action reads the file under a lock (through `home/_door.py`, the one reader of
 home files), applies one edit, and writes it back atomically before it returns
-(see `_store`); the entry format lives in `_memfile`, the safety check in
-`_safety`. Writes never touch the running session: the soul is a snapshot, so
+(see `home/_writer.py`); the entry format lives in `memory/_document.py`, the safety check in
+`scanner/_engine.py`. Writes never touch the running session: the soul is a snapshot, so
 they load from the next session on.
 """
 

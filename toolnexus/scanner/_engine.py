@@ -8,12 +8,12 @@ each naming its category and the span it matched:
 1. characters: control characters, and invisible ones (format characters,
    variation selectors out of place, tag characters outside a well-formed
    flag, blank fillers); text spelled in tag characters is decoded and read;
-2. forms (`_scantext`): the text normalised so disguises fall away: NFKC,
+2. forms (`scanner/_forms.py`): the text normalised so disguises fall away: NFKC,
    invisibles removed, look-alikes folded, separators inside words collapsed,
    digits read as letters, comments cut out;
 3. payloads (`_decode`): base64, hex, URL and HTML escapes, ROT13 and reversed
    text decoded and scanned in turn (two levels deep);
-4. rules by category (`_rules`, `_rules_intl`), each run on the forms it reads.
+4. rules by category (`scanner/rules/`), each run on the forms it reads.
 
 Reading neighbours together (split attacks) is the caller's: `scan(joined,
 every=True)` gives every match with its span, which `_withhold` and the

@@ -3,7 +3,7 @@
 Every memory write is scanned before it lands, and composing a soul scans what
 is on disk (files change behind the tool's back): a flagged entry is refused
 at write, withheld from the soul at compose (never deleted). `Scanner` runs
-the built-in layers (`_safety`: characters, normalised forms, decoded
+the built-in layers (`scanner/_engine.py`: characters, normalised forms, decoded
 payloads, rules by category), then your classifier, leaves out the categories
 a home switches off (IDENTITY.md `scanner: {off: [...]}`), and reads
 neighbouring entries together so an instruction split over two entries is

@@ -2,7 +2,8 @@
 
 `TOOLNEXUS_STORE` points every home at a database; IDENTITY.md's `store:` one
 home. The persona's key there is `store_key:`, else its name; its IDENTITY.md
-claims the key (`_pg`). psycopg is imported only by a home that uses a database.
+claims the key (`store/postgres/_store.py`). psycopg is imported only by a home
+that uses a database.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The memory scanner's rules in English: instructions addressed to the model.
 
-A rule reads one or more forms of a text (`_scantext`): phrase rules read the
+A rule reads one or more forms of a text (`scanner/_forms.py`): phrase rules read the
 lowercased skeleton (look-alikes folded, separators collapsed, every
 whitespace run one character), credentials read the text as written (NFKC,
-case kept, `_rules_secret`), rules for non-Latin scripts read `plain`
-(`_rules_intl`). The rules aim at instructions addressed to a model, not at
+case kept, `scanner/rules/_secrets.py`), rules for non-Latin scripts read `plain`
+(`scanner/rules/_languages.py`). The rules aim at instructions addressed to a model, not at
 words: "user prefers to ignore lint warnings on generated code", "post incident
 summaries to https://status.example.com" and "curl -s https://api.example.com/health
 | jq" all pass, and so does reported speech ("the attacker told the bot to

@@ -1,5 +1,5 @@
 """Data leaving, and orders coming in, for the memory scanner: exfiltration and remote
-instructions, in English (other languages: `_rules_intl`).
+instructions, in English (other languages: `scanner/rules/_languages.py`).
 
 A note may name addresses ("post incident summaries to https://status.example.com
 once approved", "user's email is ana@example.org"); what it may not do is tell

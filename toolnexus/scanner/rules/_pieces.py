@@ -1,9 +1,9 @@
 """What the memory scanner's rules are made of: categories, `Rule`, `Finding`, shared pieces.
 
-The rules themselves live in `_rules` (English: instructions to the model),
-`_rules_exfil` (data leaving), `_rules_shell` (shell payloads, tampering with
-the agent), `_rules_secret` (credentials) and `_rules_intl` (other languages).
-The pieces below are written for the skeleton (`_scantext`): lowercase, look-
+The rules themselves live beside this module: `_english` (instructions to the
+model), `_exfil` (data leaving), `_shell` (shell payloads, tampering with the
+agent), `_secrets` (credentials) and `_languages` (other languages).
+The pieces below are written for the skeleton (`scanner/_forms.py`): lowercase, look-
 alikes folded, every whitespace run one character, so words are separated by a
 single `\\s` and every other repetition is bounded or anchored on a keyword.
 """
@@ -87,7 +87,7 @@ class Rule:
     #: Words one of which is in every match (lowercase): a text whose form holds
     #: none of them is skipped. Empty: always tried.
     needs: tuple[str, ...] = ()
-    #: The forms of the text the rule reads (see `_scantext`).
+    #: The forms of the text the rule reads (see `scanner/_forms.py`).
     reads: tuple[str, ...] = ("skeleton", "uncommented", "leet")
     #: A credential: its excerpt is cut to 8 characters, never echoed whole.
     secret: bool = False

@@ -341,8 +341,8 @@ def has_any(state: State) -> bool:
 
 
 class FolderTalk:
-    """The folder's saved conversations with the database store's methods (`_pgtalk`):
-    what `Conversations` reads either through."""
+    """The folder's saved conversations with the database store's methods
+    (`store/postgres/_transcripts.py`): what `Conversations` reads either through."""
 
     __slots__ = ("state",)
 

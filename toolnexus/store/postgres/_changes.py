@@ -1,5 +1,5 @@
 """A persona's memory history in a PostgreSQL store: read it, find what undo and restore
-need, forget a text, compact; the same rules as the folder's (`_history`)."""
+need, forget a text, compact; the same rules as the folder's (`store/folder/_changes.py`)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ class PgHistory(PgConnection):
 
     def state_before(self, row: Row) -> bytes | None:
         """The kept version right before `row`'s change (None: not kept, its file's first
-        record, or one item of a batch), as `_history.state_before` in a folder."""
+        record, or one item of a batch), as `_changes.state_before` in a folder."""
         c = row.change
         query = (
             "SELECT digest, time, source FROM toolnexus_changes WHERE key = %s AND target = %s "
