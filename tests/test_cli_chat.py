@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _loopback_openai import LoopbackServer, completion, loopback_server
+from _waits import wait_until
 from test_cli import SCRIPT, TIMEOUT, run
 
 from toolnexus.agents.models import ToolCall, ToolFinished, ToolResultMessage, Usage
@@ -164,21 +166,24 @@ def test_ctrl_c_cancels_the_turn_in_flight_and_then_ends_the_chat(home: Path) ->
             env={**env, "OPENAI_API_KEY": "k", "NO_PROXY": "127.0.0.1"},
         )
         assert proc.stdin is not None
+        assert proc.stdout is not None
+        shown: list[str] = []
+        reader = threading.Thread(target=lambda: shown.extend(proc.stdout or ()), daemon=True)
+        reader.start()
         proc.stdin.write("slow question\n")
         proc.stdin.flush()
-        deadline = time.monotonic() + TIMEOUT
-        while not server.requests and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: bool(server.requests), what="the slow request")
         proc.send_signal(signal.SIGINT)  # the turn in flight is cancelled...
-        time.sleep(0.3)
-        proc.stdin.write("quick question\n")  # ...and the chat goes on
+        proc.stdin.write("quick question\n")  # ...and the chat goes on (the line waits)
         proc.stdin.flush()
-        while len(server.requests) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)  # at the prompt: the chat ends (stdin still open)
+        wait_until(lambda: "Ada> Quick one.\n" in shown, what="the quick answer")
+        proc.send_signal(signal.SIGINT)  # once the answer is shown: the chat ends
         proc.wait(timeout=TIMEOUT)
-        out, err = proc.communicate(timeout=TIMEOUT)
+        reader.join(TIMEOUT)
+        assert proc.stderr is not None
+        out, err = "".join(shown), proc.stderr.read()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            pipe.close()
     assert (proc.returncode, out) == (130, "Ada> Quick one.\n"), err
     assert "toolnexus chat: interrupted: turn cancelled" in err
     assert err.rstrip().splitlines()[-2:] == [

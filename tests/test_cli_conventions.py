@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _waits import holds_open, wait_until
 from test_cli import SCRIPT, TIMEOUT, assert_one_line_error, run, watching
 
 from toolnexus.cli._main import build_parser
@@ -148,7 +149,6 @@ def test_ctrl_c_while_waiting_is_one_line_and_exit_130(home: Path) -> None:
     import fcntl
     import os
     import signal
-    import time
 
     fd = os.open(home / ".MEMORY.md.lock", os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(fd, fcntl.LOCK_EX)  # another writer holds the file
@@ -159,7 +159,8 @@ def test_ctrl_c_while_waiting_is_one_line_and_exit_130(home: Path) -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(1.5)  # started, and waiting for the lock
+        lock = home / ".MEMORY.md.lock"
+        wait_until(lambda: holds_open(proc.pid, lock), what="the command to wait for the lock")
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=TIMEOUT)
     finally:

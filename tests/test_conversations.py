@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _waits import wait_until
 
 from toolnexus.agents import Conversations, Home, from_dir, memory_tool, recall_tool
 from toolnexus.agents.models import (
@@ -558,15 +559,21 @@ def test_recall_finds_a_planted_fact_among_100000_messages(home: Path) -> None:
     assert any("quokkaberry" in h.snippet for h in hits[:3]), hits
 
 
-def test_latest_is_the_conversation_most_recently_active(home: Path) -> None:
+def _next_millisecond() -> None:
+    """Wait until the clock is past this millisecond (saved times have that resolution)."""
     import time
 
+    now = time.time_ns() // 1_000_000
+    wait_until(lambda: time.time_ns() // 1_000_000 > now, what="the next millisecond")
+
+
+def test_latest_is_the_conversation_most_recently_active(home: Path) -> None:
     older = talk(home, ["a", "b"], "first")
-    time.sleep(0.01)  # saved times have millisecond resolution
+    _next_millisecond()
     newer = talk(home, ["c"], "second")
     conversations = Conversations(home)
     assert conversations.latest().id == newer.id  # type: ignore[union-attr]
-    time.sleep(0.01)
+    _next_millisecond()
     from_dir(home, model=ScriptedModel(["d"])).session(resume=older.id).send_sync("again")
     # Continued last, so it is what `chat --continue` picks up; `list` keeps start order.
     assert conversations.latest().id == older.id  # type: ignore[union-attr]

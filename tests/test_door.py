@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from _unprivileged import as_nobody, reachable_base
+from _waits import finishes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -370,12 +371,12 @@ def test_tolerant_compose_of_any_home_never_raises_nor_reads_outside(
             _plant(home, outside / Path(spot).name if "." in spot else outside, spot, kind)
         _OPENED.clear()
         _RECORDING.append(True)
-        started = time.monotonic()
-        try:
-            soul = agents.compose_soul(home, strict=False)
+        try:  # never blocks (on a FIFO, say): it finishes while the test waits for it
+            soul = finishes(
+                lambda: agents.compose_soul(home, strict=False), what="a tolerant compose"
+            )
         finally:
             _RECORDING.clear()
-        assert time.monotonic() - started < 10
         assert "CANARY" not in soul.text
         assert _OPENED  # the hook saw the home's reads (IDENTITY.md at least)
         assert not [p for p in _OPENED if os.path.realpath(p).startswith(str(outside))]

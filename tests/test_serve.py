@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _waits import DEADLINE
 
 mcp = pytest.importorskip("mcp")
 
@@ -124,6 +125,23 @@ async def read(client: Client, uri: str) -> str:
     return content.text
 
 
+async def watcher_ready(client: Client, home: Path, heard: Heard) -> None:
+    """Return once the server's file watcher reports changes: touch IDENTITY.md (its text
+    stays as it is) until a subscriber hears of it, then forget what was heard."""
+    uri = "toolnexus://ada/IDENTITY.md"
+    await client.subscribe_resource(uri)
+    identity = home / "IDENTITY.md"
+    with anyio.fail_after(DEADLINE):
+        while True:
+            os.utime(identity)
+            with anyio.move_on_after(0.5):
+                await heard.wait_for(types.ResourceUpdatedNotification)
+                break
+    await client.unsubscribe_resource(uri)
+    # Late echoes of the touches are heard by no one now; what was heard is dropped.
+    heard.items.clear()
+
+
 # -- stdio ----------------------------------------------------------------------------------
 
 
@@ -178,8 +196,8 @@ async def test_stdio_resources_are_read_live_and_a_subscriber_hears_a_change(
             [template] = (await client.list_resource_templates()).resource_templates
             assert template.uri_template == "toolnexus://ada/skills/{skill}/{+path}"
             assert await read(client, "toolnexus://ada/USER.md") == ""  # missing means empty
+            await watcher_ready(client, home, heard)
             await client.subscribe_resource("toolnexus://ada/MEMORY.md")
-            await anyio.sleep(0.5)  # the watcher is in place by now
             with (home / "MEMORY.md").open("a", encoding="utf-8") as f:
                 f.write("- edited by hand\n")
             updated = await heard.wait_for(types.ResourceUpdatedNotification)
@@ -413,13 +431,18 @@ async def test_http_prompt_frozen_per_connection_and_new_one_sees_the_write(
 
 
 async def test_http_subscriber_hears_a_change(http_server: tuple[str, Path]) -> None:
-    url, _ = http_server
-    heard, deaf = Heard(), Heard()
+    url, home = http_server
+    heard, deaf, seen = Heard(), Heard(), Heard()
     with anyio.fail_after(60):
-        async with over_http(url, heard) as client, over_http(url, deaf) as other:
+        async with (
+            over_http(url, heard) as client,
+            over_http(url, deaf) as other,
+            over_http(url, seen) as witness,
+        ):
+            await watcher_ready(client, home, heard)
             await client.subscribe_resource("toolnexus://ada/USER.md")
+            await witness.subscribe_resource("toolnexus://ada/USER.md")
             await other.list_tools()  # connected, but subscribed to nothing
-            await anyio.sleep(0.3)
             error, text = await call(
                 client, "memory", {"action": "add", "target": "user", "text": "works nights"}
             )
@@ -427,12 +450,17 @@ async def test_http_subscriber_hears_a_change(http_server: tuple[str, Path]) -> 
             updated = await heard.wait_for(types.ResourceUpdatedNotification)
             assert updated.params.uri == "toolnexus://ada/USER.md"
             assert "works nights" in await read(client, "toolnexus://ada/USER.md")
+            await seen.wait_for(types.ResourceUpdatedNotification)
             await client.unsubscribe_resource("toolnexus://ada/USER.md")
             error, text = await call(
                 client, "memory", {"action": "add", "target": "user", "text": "likes quiet"}
             )
             assert not error, text
-            await anyio.sleep(1.5)  # well past the watcher's debounce
+            # The witness, still subscribed, hears this change: by then the server has
+            # told everyone it tells; one more round trip each, and nothing came.
+            await seen.wait_for(types.ResourceUpdatedNotification)
+            await client.list_tools()
+            await other.list_tools()
             for ears in (heard, deaf):
                 assert not [
                     n for n in ears.items if isinstance(n, types.ResourceUpdatedNotification)

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 from _pghome import CLI, cli, make_home, memory
+from _waits import wait_until_async
 
 from toolnexus.agents import (
     Conversations,
@@ -411,6 +412,17 @@ def test_memory_show_and_home_read_the_database(tmp_path: Path, pg_dsn: str) -> 
     assert cli("memory", home, "show").stdout == ""
 
 
+def listening(dsn: str) -> int:
+    """How many connections to the database are waiting on a LISTEN."""
+    with psycopg.connect(dsn, password=os.environ["PGPASSWORD"], autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND state = 'idle' AND query LIKE 'LISTEN %'"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 async def test_serve_tells_a_subscriber_of_a_write_on_another_machine(
@@ -430,13 +442,19 @@ async def test_serve_tells_a_subscriber_of_a_write_on_another_machine(
     # A client passes a server only the environment it is given: the password included.
     env = {"PATH": os.environ["PATH"], "PGPASSWORD": os.environ["PGPASSWORD"]}
     params = mcp.StdioServerParameters(command=CLI[0], args=[*CLI[1:], "serve", str(a)], env=env)
+    listeners = listening(pg_dsn)
     async with mcp.Client(params, mode="legacy", message_handler=listen) as client:
         await client.subscribe_resource("toolnexus://ada/MEMORY.md")
-        await asyncio.sleep(1)  # the listener is in place by now
+
+        async def listens() -> bool:
+            return await asyncio.to_thread(listening, pg_dsn) > listeners
+
+        await wait_until_async(listens, what="the server to LISTEN")
         await asyncio.to_thread(memory(b).add, "Written on machine b.")
-        async with asyncio.timeout(20):
-            while not any(isinstance(m, types.ResourceUpdatedNotification) for m in heard):
-                await asyncio.sleep(0.05)
+        await wait_until_async(
+            lambda: any(isinstance(m, types.ResourceUpdatedNotification) for m in heard),
+            what="the change notification",
+        )
         [content] = (await client.read_resource("toolnexus://ada/MEMORY.md")).contents
         assert isinstance(content, types.TextResourceContents)
         assert content.text == "- First note.\n- Written on machine b.\n"

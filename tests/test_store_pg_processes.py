@@ -3,6 +3,7 @@ killed mid-transaction, and the server stopped and restarted under a running ses
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -10,8 +11,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from _pgserver import PgServer
+from _waits import wait_until
 
 from toolnexus.agents import compose_soul, from_dir
 from toolnexus.agents.models import ScriptedModel, ToolResultMessage, call
@@ -95,6 +98,17 @@ def test_sixteen_writers_on_two_machines_lose_nothing(tmp_path: Path, pg_dsn: st
     assert sorted(c.id for c in log) == list(range(1, 81))  # one record each, no gap
 
 
+def waiting_for_locks(dsn: str) -> int:
+    """How many connections to the database wait for a lock another one holds."""
+    with psycopg.connect(dsn, password=os.environ["PGPASSWORD"], autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 def test_a_writer_killed_mid_transaction_loses_nothing_acknowledged(
     tmp_path: Path, pg_dsn: str
 ) -> None:
@@ -105,7 +119,7 @@ def test_a_writer_killed_mid_transaction_loses_nothing_acknowledged(
     assert staller.stdout.readline() == "in transaction\n"
     # It holds the persona's row lock now: these writers wait for it.
     writers = [spawn(WRITER, home, f"w{n}", 3) for n in range(4)]
-    time.sleep(0.5)
+    wait_until(lambda: waiting_for_locks(pg_dsn) >= 4, what="the writers to wait for the row")
     staller.send_signal(signal.SIGKILL)
     staller.communicate(timeout=30)
     acknowledged = []

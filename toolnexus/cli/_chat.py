@@ -143,6 +143,7 @@ class _Chat:
         self.main: asyncio.Task[Any] | None = None
         self.quit = False
         self.stopping = False  # the turn in flight was asked to stop: Ctrl-C again quits
+        self.answered = False  # the turn's answer is shown: Ctrl-C now is at the prompt
         self.warned = False
 
     async def run(self) -> int:
@@ -171,7 +172,7 @@ class _Chat:
                 print(f"usage this session: {describe_usage(self.session.usage)}", flush=True)
                 continue
             self.turn = asyncio.create_task(self._one_turn(line))
-            self.stopping = False
+            self.stopping = self.answered = False
             try:
                 await self.turn
             except asyncio.CancelledError:
@@ -190,10 +191,12 @@ class _Chat:
             self._warn_unsaved()
 
     def _interrupt(self) -> None:
-        """Ctrl-C: cancel the turn in flight; again (or at the prompt), end the chat."""
-        if self.turn is not None and not self.turn.done() and not self.stopping:
+        """Ctrl-C: cancel the turn in flight; again (or at the prompt, or once the answer
+        is shown), end the chat."""
+        turn = self.turn
+        if turn is not None and not turn.done() and not self.answered and not self.stopping:
             self.stopping = True
-            self.turn.cancel()
+            turn.cancel()
         elif self.main is not None:
             self.quit = True
             self.main.cancel()
@@ -230,6 +233,7 @@ class _Chat:
         elif isinstance(event, Done):
             out.write(("" if open_line else f"{self.name}> ") + "\n")
             out.flush()
+            self.answered = True
             return False
         return open_line
 
