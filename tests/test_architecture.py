@@ -188,3 +188,24 @@ def test_the_tree_shows_its_concepts() -> None:
         str(f.relative_to(ROOT)): n for f, n in folders.items() if n > MAX_MODULES_PER_FOLDER
     }
     assert not crowded, crowded
+
+
+def test_only_the_store_names_postgresql() -> None:
+    """Everything above the store holds a `Store` and never asks which: no module outside
+    `toolnexus/store/` imports the PostgreSQL store or psycopg (a lazy re-export of the
+    public `PgStore` by name aside)."""
+    store = PACKAGE / "store"
+    offenders = sorted(
+        f"{name} -> {dep}"
+        for name in MODULES
+        if store not in MODULES[name].parents
+        for dep in GRAPH[name]
+        if dep.startswith("toolnexus.store.postgres")
+    )
+    assert not offenders, offenders
+    for name, path in MODULES.items():
+        if store in path.parents:
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(from|import) psycopg", text, re.M), name
+        assert "isinstance(" not in text or "PgStore" not in text, name

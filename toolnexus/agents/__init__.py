@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from ..memory._tool import memory_tool
     from ..scanner._scanner import Finding, Scanner
     from ..soul import Soul, compose_soul
-    from ..store._seam import FolderStore, PgStore, Store
+    from ..store._protocol import Store
+    from ..store.folder._store import FolderStore
+    from ..store.postgres._store import PgStore
     from ._agent import Agent, Uses, from_dir
     from ._home import Home
     from ._session import Session
@@ -57,14 +59,14 @@ __getattr__, __dir__ = exports(
         "Agent": "._agent",
         "Conversations": "..conversations._saved",
         "Finding": "..scanner._scanner",
-        "FolderStore": "..store._seam",
+        "FolderStore": "..store.folder._store",
         "Home": "._home",
         "HomeError": "..errors",
-        "PgStore": "..store._seam",
+        "PgStore": "..store.postgres._store",
         "Scanner": "..scanner._scanner",
         "Session": "._session",
         "Soul": "..soul",
-        "Store": "..store._seam",
+        "Store": "..store._protocol",
         "Uses": "._agent",
         "compose_soul": "..soul",
         "from_dir": "._agent",

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from ..home._door import IDENTITY_FILE, MEMORY_FILES, SKILLS_DIR, TEMPLATE_FILE, check_home
 from ..home._identity import Identity, Target
+from ..home._identity_file import load_identity
 from ..home._load import (
     SkillScan,
-    load_identity,
     load_memory,
     load_skill,
     scan_skills,
@@ -24,7 +24,7 @@ from ..home._skill import Skill
 from ..memory._document import MemoryDocument
 from ..memory._history import Change, History
 from ..soul import Soul, compose_soul
-from ..store._seam import configured_store
+from ..store._config import configured_store
 
 __all__ = ["Home"]
 

@@ -18,8 +18,7 @@ from ..errors import HomeError
 from ..home._door import IDENTITY_FILE, MEMORY_FILES, SKILLS_DIR, STATE_DIR, TEMPLATE_FILE
 from ..home._skill import SKILL_NAME_RE
 from ..soul import Soul
-from ..store._seam import configured_store
-from ..store.postgres._connection import notifications
+from ..store._config import configured_store
 from ._home import Home
 
 __all__ = ["is_relevant", "watch_home"]
@@ -121,7 +120,7 @@ async def watch_home(
     )
     # A home kept in a database also changes when another machine writes to it.
     store = configured_store(home.path)
-    changes = files if store is None else _merged(files, notifications(store))
+    changes = _merged(files, store.notifications()) if store.announces_changes else files
     # Start the watcher before composing the baseline, so no write after it is missed:
     # the OS watch is in place once the first step of this task has run.
     pending: asyncio.Future[Any] | None = asyncio.ensure_future(changes.__anext__())

@@ -81,15 +81,15 @@ def run(args: argparse.Namespace, home: Path, prog: str) -> int:
 
 
 def _show(home: Path, args: argparse.Namespace) -> int:
-    from ..home._load import memory_bytes
-    from ..store._seam import configured_store
+    from ..home._door import MEMORY_FILES, decode
+    from ..store._config import configured_store
 
-    # Through the door every read takes (a FIFO, a link out, a file over its cap, bytes
-    # that are not UTF-8: exit 1), then the file's bytes exactly as on disk; or the
-    # file's bytes as the home's database store holds them.
+    # The file's bytes exactly as its store holds them: in a folder through the door
+    # every read takes (a FIFO, a link out, a file over its cap: exit 1); text that is
+    # not UTF-8 is refused as every reader refuses it.
     target: Target = "user" if args.user else "self"
-    store = configured_store(home)
-    data = memory_bytes(home, target) if store is None else store.read(target) or b""
+    data = configured_store(home).read(target) or b""
+    decode(data, str(home / MEMORY_FILES[target]))
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
@@ -121,11 +121,12 @@ def _edit(home: Path, args: argparse.Namespace, prog: str) -> int:
 def _trusted(home: Path, args: argparse.Namespace, prog: str) -> int:
     """`add --trust`: the entry written whatever the scanner says, and marked trusted."""
     from ..errors import MemoryEditError
+    from ..home._identity_file import resolve_limits
     from ..home._load import home_scanner
-    from ..memory._tool import MemoryStore, _resolve_limits
+    from ..memory._tool import MemoryStore
 
     target: Target = "user" if args.user else "self"
-    limit = _resolve_limits(home, None).for_target(target)
+    limit = resolve_limits(home).for_target(target)
     store = MemoryStore(home, target, limit=limit, scanner=home_scanner(home))
     try:
         print(store.add(args.text, trust=True))

@@ -53,7 +53,9 @@ def verb(
 
 def store(args: argparse.Namespace, home: Path, prog: str) -> int:
     """Run one store action; print what it did on stdout."""
-    from ..store._seam import FolderStore, copy, database_store
+    from ..store._config import database_store
+    from ..store._copy import copy
+    from ..store.folder._store import FolderStore
 
     database = database_store(home)
     if args.action == "migrate":

@@ -17,8 +17,7 @@ from typing import Any
 from ..errors import ConversationError
 from ..models._base import AssistantMessage, Message, ToolResultMessage, Usage
 from ..models._chat import chat_problem, chat_text, to_chat
-from ..store.folder import _transcripts
-from ..store.folder._transcripts import Record, scrub
+from ..store._sessions import Imported, Record, scrub
 
 __all__ = ["imported", "new_session_id", "read_chat_file", "read_chat_lines", "to_records"]
 
@@ -123,7 +122,7 @@ def read_chat_lines(path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
 
 def imported(
     messages: Sequence[Mapping[str, Any]], title: str = "", lines: Sequence[str] | None = None
-) -> _transcripts.Imported:
+) -> Imported:
     """An import's rows (the messages are already checked), its digest and a new id.
 
     `lines` are the messages as a file wrote them (one JSON text each), kept as they
@@ -140,4 +139,4 @@ def imported(
         for value, data in zip(messages, datas, strict=True)
     ]
     digest = hashlib.sha256("\n".join(datas).encode()).hexdigest()
-    return _transcripts.Imported(new_session_id(), records, digest, title)
+    return Imported(new_session_id(), records, digest, title)

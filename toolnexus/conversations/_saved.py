@@ -24,11 +24,10 @@ from ..errors import ArgumentError, ConversationError, HistoryError, HomeError, 
 from ..models._base import Message, Usage
 from ..models._chat import chat_problem, from_chat
 from ..scanner._scanner import DEFAULT
-from ..store._seam import configured_store
-from ..store.folder import _search, _transcripts
-from ..store.folder._state import open_state, state_errors
-from ..store.folder._transcripts import FolderTalk
-from ..store.postgres._store import PgStore
+from ..store._config import configured_store
+from ..store._protocol import Talk
+from ..store._sessions import Found, Imported, Meta
+from ..store.folder._state import state_errors
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
 
 __all__ = [
@@ -60,14 +59,10 @@ def _errors(home: Path) -> Iterator[None]:
         raise ConversationError(str(exc), kind="state") from None
 
 
-def talk(home: Path, *, create: bool = False) -> FolderTalk | PgStore | None:
-    """Where `home`'s conversations are: its database store, else its folder's state
-    database (None: not made yet, and not `create`)."""
-    store = configured_store(home)
-    if store is not None:
-        return store
-    state = open_state(home, create=create)
-    return None if state is None else FolderTalk(state)
+def talk(home: Path, *, create: bool = False) -> Talk | None:
+    """`home`'s saved conversations, in the store it uses (None: none kept yet, and
+    not `create`)."""
+    return configured_store(home).talk(create=create)
 
 
 def _guarded(method: F) -> F:
@@ -199,7 +194,7 @@ class Conversations:
     def __repr__(self) -> str:
         return f"Conversations({str(self.dir)!r})"
 
-    def _talk(self, *, create: bool = False) -> FolderTalk | PgStore | None:
+    def _talk(self, *, create: bool = False) -> Talk | None:
         return talk(self.dir, create=create)
 
     @_guarded
@@ -332,9 +327,7 @@ class Conversations:
             ]
         )
 
-    def _save_imports(
-        self, batch: Sequence[_transcripts.Imported]
-    ) -> builtins.list[tuple[str, bool]]:
+    def _save_imports(self, batch: Sequence[Imported]) -> builtins.list[tuple[str, bool]]:
         where = self._talk(create=True)
         assert where is not None
         done: builtins.list[tuple[str, bool]] = []
@@ -377,16 +370,10 @@ class Conversations:
         """
         if isinstance(limit, bool) or not 1 <= limit <= MAX_RECALL_LIMIT:
             raise ArgumentError(f"limit must be between 1 and {MAX_RECALL_LIMIT}, got {limit!r}")
-        queries = _search.fts_queries(query)
         where = self._talk()
-        if queries is None or where is None:
+        if where is None:
             return []
-        if isinstance(where, PgStore):
-            return [_hit(f) for f in where.search(query, limit=limit, exclude=exclude)]
-        found = _search.search(where.state, queries[0], limit=limit, exclude=exclude)
-        if not found:
-            found = _search.search(where.state, queries[1], limit=limit, exclude=exclude)
-        return [_hit(f) for f in found]
+        return [_hit(f) for f in where.search(query, limit=limit, exclude=exclude)]
 
     @_guarded
     def has_any(self) -> bool:
@@ -394,7 +381,7 @@ class Conversations:
         where = self._talk()
         return where is not None and where.has_any()
 
-    def _resolve(self, where: FolderTalk | PgStore | None, id: str) -> str:
+    def _resolve(self, where: Talk | None, id: str) -> str:
         if not isinstance(id, str):
             raise TypeError(f"a session id is a str, got {type(id).__name__}")
         ids = where.match_ids(id.strip()) if where and id.strip() else []
@@ -411,7 +398,7 @@ class Conversations:
         )
 
 
-def _saved(meta: _transcripts.Meta) -> SavedSession:
+def _saved(meta: Meta) -> SavedSession:
     return SavedSession(
         id=meta.id,
         started=meta.started,
@@ -425,7 +412,7 @@ def _saved(meta: _transcripts.Meta) -> SavedSession:
     )
 
 
-def _hit(found: _search.Found) -> Hit:
+def _hit(found: Found) -> Hit:
     """A search hit as shown: the snippet, unless the scanner withholds it."""
     reasons = list(DEFAULT.reasons(found.snippet))
     # A snippet may cut a credential in half; the whole text says whether one is there.

@@ -21,7 +21,9 @@ from ..memory._document import MemoryDocument, parse_memory
 from ..memory._trust import read_trust, trust_path
 from ..memory._withhold import View, view
 from ..scanner._scanner import Classifier, Scanner
-from ..store._config import home_store, stored
+from ..store._config import home_store
+from ..store._protocol import Store
+from ..store.folder._store import FolderStore
 from ._door import (
     FILE_CAP,
     IDENTITY_FILE,
@@ -33,9 +35,9 @@ from ._door import (
     Door,
     check_home,
     decode,
-    memory_cap,
 )
-from ._identity import Identity, MemoryLimits, Target, parse_identity
+from ._identity import Identity, MemoryLimits, Target
+from ._identity_file import find_identity, load_identity
 from ._memo import memo, parsed, remembered
 from ._skill import Skill, SkillInfo, parse_skill
 from ._template import DEFAULT_TEMPLATE, compile_template
@@ -43,21 +45,17 @@ from ._template import DEFAULT_TEMPLATE, compile_template
 if TYPE_CHECKING:
     import jinja2
 
-    from ..store.postgres._store import PgStore
 
 __all__ = [
     "Loaded",
     "MemoryFile",
     "SkillScan",
     "Source",
-    "find_identity",
     "home_scanner",
     "load_home",
-    "load_identity",
     "load_memory",
     "load_skill",
     "load_template",
-    "memory_bytes",
     "scan_skills",
     "valid_skills",
 ]
@@ -138,47 +136,22 @@ class Loaded:
         return self.identity_problems + tuple(p for _, p in self.part_problems)
 
 
-def find_identity(home: Path) -> tuple[str, Identity] | None:
-    """Return IDENTITY.md's content hash and parsed identity; None when it is absent.
-
-    Raises:
-        HomeError: when it cannot be read or breaks a rule (every problem listed).
-    """
-    return parsed(Door(home), "identity", os.fspath(home / IDENTITY_FILE), _parse_identity)
-
-
-def load_identity(home: Path) -> tuple[str, Identity]:
-    """Return IDENTITY.md's content hash and parsed identity.
-
-    Raises:
-        HomeError: when the home or the file is missing, or the file breaks a rule.
-    """
-    found = find_identity(home)
-    if found is None:
-        check_home(home)
-        raise HomeError(
-            f"{home / IDENTITY_FILE}: missing: every home needs an IDENTITY.md with at "
-            "least `name:` in its frontmatter"
-        )
-    return found
-
-
 def load_memory(
     home: Path,
     target: Target,
     *,
     limit: int | None = None,
     scanner: Scanner | None = None,
-    store: PgStore | None = None,
+    store: Store | None = None,
 ) -> tuple[str | None, MemoryFile]:
     """Return a memory file's content hash (None if absent) and its parsed, checked blocks.
 
     `limit` (characters) sets the file's byte cap (`memory_cap`); by default it is
     the home's `memory_limits`, or the package default when IDENTITY.md cannot
     tell. `scanner` decides what is withheld (default: `home_scanner(home)`);
-    entries a person trusted (`_trust`) are shown whatever it says. With a
-    database `store`, the file's text comes from there (trust marks are the
-    folder's alone).
+    entries a person trusted (`memory/_trust.py`) are shown whatever it says. The
+    file's text comes from `store` (default: the home's folder); trust marks are
+    read where the store keeps them.
 
     Raises:
         HomeFileError: when the door refuses it (a link out, not a regular file,
@@ -189,15 +162,13 @@ def load_memory(
         limit = _limits(home).for_target(target)
     if scanner is None:
         scanner = home_scanner(home)
-    path = os.fspath(home / MEMORY_FILES[target])
-    if store is not None:
-        found = stored(store, target, path)
-    else:
-        found = parsed(Door(home), "memory", path, _parse_memory, cap=memory_cap(limit))
+    if store is None:
+        store = FolderStore(home)
+    found = store.memory_file(target, limit=limit)
     sha, doc = (None, _EMPTY_DOC) if found is None else found
     trust_sha, trusted, trust_problem = (
         read_trust(home, target)
-        if doc.entries and store is None
+        if doc.entries and store.keeps_trust_marks
         else (None, frozenset[str](), None)
     )
     shown = remembered(
@@ -227,20 +198,6 @@ def home_scanner(
     if isinstance(scanner, Scanner):
         return scanner.with_off(off) if off else scanner
     return Scanner(off=frozenset(off), classifier=scanner)
-
-
-def memory_bytes(home: Path, target: Target) -> bytes:
-    """A memory file's bytes exactly as on disk (empty when absent), read through the door.
-
-    Raises:
-        HomeFileError: when the door refuses it, as composing would (not UTF-8 included).
-    """
-    path = os.fspath(home / MEMORY_FILES[target])
-    data = Door(home).read(path, cap=memory_cap(_limits(home).for_target(target)))
-    if data is None:
-        return b""
-    decode(data, path)  # text, or the same refusal every reader gives
-    return data
 
 
 def _limits(home: Path) -> MemoryLimits:
@@ -399,7 +356,7 @@ def load_home(home: Path, classifier: Scanner | Classifier | None = None) -> Loa
     scanner = home_scanner(home, classifier, identity=identity)
     memory: dict[Target, MemoryFile] = {}
     shas: dict[Target, str | None] = {}
-    store: PgStore | None = None
+    store: Store = FolderStore(home)
     if identity is not None:
         try:
             store = home_store(home, (str(id_sha), identity))
@@ -447,14 +404,6 @@ def load_home(home: Path, classifier: Scanner | Classifier | None = None) -> Loa
 
 #: The hash recorded for a file that exists but cannot be read: editing it must show.
 _UNREADABLE = "unreadable"
-
-
-def _parse_identity(text: str, path: Path) -> Identity:
-    return parse_identity(text, path=path)
-
-
-def _parse_memory(text: str, path: Path) -> MemoryDocument:
-    return parse_memory(text)
 
 
 def _parse_skill(text: str, path: Path) -> tuple[SkillInfo, tuple[str, ...]]:

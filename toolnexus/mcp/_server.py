@@ -53,12 +53,11 @@ from ..home._door import (
     SKILL_FILE,
     SKILLS_DIR,
     Door,
-    memory_cap,
 )
 from ..home._door import decode as decode_file
+from ..home._identity import Target
 from ..home._load import valid_skills
-from ..store._seam import configured_store
-from ..store.postgres._connection import notifications
+from ..store._config import configured_store
 from ..tools import CallContext, Tool, calling
 
 __all__ = ["HomeServer", "slug"]
@@ -307,17 +306,12 @@ class HomeServer:
         rel = files.get(uri)
         if rel in _TOP_FILES:
             path = os.path.join(self.home.path, rel)
-            cap = FILE_CAP
-            if rel != IDENTITY_FILE:
-                limits = self.home.identity().config.memory_limits
-                mine = rel == MEMORY_FILES["self"]
-                cap = memory_cap(limits.for_target("self") if mine else limits.for_target("user"))
             try:
-                store = configured_store(self.home.path) if rel != IDENTITY_FILE else None
-                if store is not None:
-                    data = store.read("self" if rel == MEMORY_FILES["self"] else "user")
-                else:
-                    data = Door(self.home.path).read(path, cap=cap)
+                if rel == IDENTITY_FILE:
+                    data = Door(self.home.path).read(path, cap=FILE_CAP)
+                else:  # where the home keeps it: its folder, or its database
+                    target: Target = "self" if rel == MEMORY_FILES["self"] else "user"
+                    data = configured_store(self.home.path).read(target)
                 return "" if data is None else decode_file(data, path).removeprefix("\ufeff")
             except HomeFileError as exc:  # named by the file alone: no server paths to clients
                 raise MCPError(
@@ -429,10 +423,10 @@ class HomeServer:
         database (LISTEN / NOTIFY); nothing for a home kept in its folder."""
         try:
             store = configured_store(self.home.path)
-            if store is None:
-                return
+            if not store.announces_changes:
+                return  # the file watcher sees a folder's changes
             files = [str(self.home.path / name) for name in MEMORY_FILES.values()]
-            async for _ in notifications(store):
+            async for _ in store.notifications():
                 try:
                     await self.changed(files)
                 except Exception as exc:  # a notification that fails never stops the server

@@ -17,19 +17,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..errors import ArgumentError, HistoryError, MemoryEditError
+from ..errors import ArgumentError, HistoryError
 from ..home._door import MEMORY_FILES
 from ..home._identity import Target
-from ..store._seam import configured_store
-from ..store.folder import _changes as _history
-from ..store.folder import _search
-from ..store.folder._changes import Change, Pending, Row
-from ..store.folder._state import DB_NAME, State, open_state, state_dir, state_errors
-from ..store.postgres._store import PgStore
+from ..home._identity_file import resolve_limits
+from ..store._config import configured_store
+from ..store._protocol import Outcome, Records, Store
+from ..store._records import Change, Pending, Row, digest, file_text, forgotten_texts
+from ..store.folder._state import state_dir, state_errors
 from ..tools import call_context
 from ._document import MemoryDocument, nfc, parse_memory
 from ._edit import LOADS, Op, Plan, quote
-from ._tool import MemoryStore, Outcome, _resolve_limits
+from ._tool import MemoryStore
 
 __all__ = ["Change", "History"]
 
@@ -82,27 +81,17 @@ class History:
             raise TypeError(f"limit: must be an int, not {type(limit).__name__}")
         if limit is not None and limit < 0:
             raise ArgumentError(f"limit: must be 0 or more, got {limit}")
-        database = self._database()
-        if database is not None:
-            return database.log(target, limit=limit, grep=grep)
+        store = configured_store(self.dir)
         for t in targets:
-            self._sync(t)
-        state = open_state(self.dir, create=False)
-        if state is None:
+            self._sync(store, t)
+        records = store.records()
+        if records is None:
             return []
-        return _history.history(state, target, limit=limit, grep=grep)
+        return records.log(target, limit=limit, grep=grep)
 
-    def _sync(self, target: str) -> None:
-        store = self._store(target)
-        if open_state(self.dir, create=False) is None and not os.path.lexists(store.path):
-            return  # nothing ever written, nothing to record: create nothing
-        try:
-            store._write(_nothing, source="outside", record_found=True)
-        except MemoryEditError as exc:
-            if exc.kind not in ("io", "invalid"):
-                raise
-            # The file is refused (too big, not UTF-8, a link out): what could be
-            # recorded of it was; the log is still worth reading.
+    def _sync(self, store: Store, target: str) -> None:
+        """Record a version of the file someone else wrote, before reading the history."""
+        store.sync(target, limit=self._file(target).limit)  # type: ignore[arg-type]
 
     # -- writing -------------------------------------------------------------------
 
@@ -116,11 +105,10 @@ class History:
                 changed since), `unavailable` (the change was forgotten).
             MemoryEditError: when the inverse cannot be written (the file is full, ...).
         """
-        database = self._database()
-        reader = database if database is not None else _FolderHistory(self._state())
+        store = configured_store(self.dir)
+        reader = self._records(store)
         if id is None:
-            if database is None:
-                self._sync(_targets(target)[0])
+            self._sync(store, _targets(target)[0])
             row = reader.latest_change(target)
             if row is None:
                 raise HistoryError(
@@ -128,7 +116,7 @@ class History:
                 )
         else:
             row = self._row(reader, id)
-        store = self._store(row.change.target)
+        file = self._file(row.change.target)
         chosen = row
 
         def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
@@ -136,13 +124,13 @@ class History:
                 now = reader.latest_change(chosen.change.target)
                 if now is None or now.change.id != chosen.change.id:
                     raise HistoryError(
-                        f"{store.name} changed while undo was starting (change "
+                        f"{file.name} changed while undo was starting (change "
                         f"{now.change.id if now else '?'} is the latest now); run undo again",
                         kind="conflict",
                     )
-            return _undo(chosen, doc, data, store, reader.state_before(chosen))
+            return _undo(chosen, doc, data, file, reader.state_before(chosen))
 
-        return store._commit(change, source=self._source(f"undo={row.change.id}"))
+        return file._commit(change, source=self._source(f"undo={row.change.id}"))
 
     @_guarded
     def restore(self, id: int) -> str:
@@ -154,8 +142,7 @@ class History:
             HistoryError: `not_found` (no such change), `unavailable` (that version
                 was forgotten or compacted away).
         """
-        database = self._database()
-        reader = database if database is not None else _FolderHistory(self._state())
+        reader = self._records(configured_store(self.dir))
         row = self._row(reader, id)
         kept = reader.state_bytes(row.digest)
         if kept is None:
@@ -164,27 +151,27 @@ class History:
                 "compacted, or too big to keep); pick another change from memory log",
                 kind="unavailable",
             )
-        store = self._store(row.change.target)
+        file = self._file(row.change.target)
 
         def change(doc: MemoryDocument, data: bytes | None) -> Outcome:
             if data == kept or (data is None and kept == b""):
                 return (
                     None,
                     (
-                        f"{store.name} is already as it was after change {id}; nothing written. "
-                        f"{store.usage(doc)}"
+                        f"{file.name} is already as it was after change {id}; nothing written. "
+                        f"{file.usage(doc)}"
                     ),
                     (),
                 )
             now = parse_memory(kept.decode("utf-8"))
-            pending = Pending("restore", _history.file_text(data), kept.decode("utf-8"), "file")
+            pending = Pending("restore", file_text(data), kept.decode("utf-8"), "file")
             message = (
-                f"restored {store.name} to how it was after change {id} "
-                f"({row.change.time}). {LOADS} {store.usage(now)}"
+                f"restored {file.name} to how it was after change {id} "
+                f"({row.change.time}). {LOADS} {file.usage(now)}"
             )
             return kept, message, (pending,)
 
-        return store._commit(change, source=self._source(f"restore={id}"))
+        return file._commit(change, source=self._source(f"restore={id}"))
 
     @_guarded
     def compact(self, *, keep_days: int) -> str:
@@ -197,22 +184,19 @@ class History:
             raise TypeError(f"keep_days: must be an int, not {type(keep_days).__name__}")
         if keep_days < 0:
             raise ArgumentError(f"keep_days: must be 0 or more, got {keep_days}")
-        database = self._database()
-        if database is not None:
-            removed, kept = database.compact(keep_days)
-            return (
-                f"removed {removed} change{'s' if removed != 1 else ''} older than {keep_days} "
-                f"days; {kept} kept."
-            )
-        state = open_state(self.dir, create=False)
-        if state is None:
+        records = configured_store(self.dir).records()
+        if records is None:
             return "no history yet: nothing to compact"
-        size = _size(state)
-        removed, kept = _history.compact(state, keep_days)
-        return (
+        before = records.size()
+        removed, kept = records.compact(keep_days)
+        message = (
             f"removed {removed} change{'s' if removed != 1 else ''} older than {keep_days} "
-            f"days; {kept} kept. {DB_NAME}: {_kb(size)} -> {_kb(_size(state))}."
+            f"days; {kept} kept."
         )
+        after = records.size()
+        if before is not None and after is not None:
+            message += f" {before[0]}: {_kb(before[1])} -> {_kb(after[1])}."
+        return message
 
     @_guarded
     def forget(self, id: int) -> str:
@@ -222,22 +206,14 @@ class History:
         Raises:
             HistoryError: `not_found` for no such change.
         """
-        database = self._database()
-        if database is not None:
-            self._row(database, id)
-            done = database.forget(id)
-        else:
-            state = self._state()
-            self._row(_FolderHistory(state), id)
-            done = _history.forget(state, id)
+        store = configured_store(self.dir)
+        reader = self._records(store)
+        self._row(reader, id)
+        done = reader.forget(id)
         assert done is not None  # found just above; records are never deleted meanwhile
         row, others, dropped = done
-        texts = _history.forgotten_texts(row)
-        talks = (
-            database.sessions_holding(texts)
-            if database is not None
-            else _search.sessions_holding(state, texts)
-        )
+        talk = store.talk()
+        talks = [] if talk is None else talk.sessions_holding(forgotten_texts(row))
         versions = (
             f"the {dropped} kept version{'s' if dropped != 1 else ''} of the file that held "
             f"them {'are' if dropped != 1 else 'is'} gone too (restore cannot return to "
@@ -245,14 +221,8 @@ class History:
             if dropped
             else "no kept version of the file held them"
         )
-        where = (
-            "in the database; the server frees the old rows at its next VACUUM, and its "
-            "backups keep what they hold"
-            if database is not None
-            else "overwritten on disk"
-        )
         message = (
-            f"forgot change {id}: its texts are blanked ({where}) and {versions}; "
+            f"forgot change {id}: its texts are blanked ({store.forgotten_where}) and {versions}; "
             "the record keeps its id, time, target and action."
         )
         if others:
@@ -269,25 +239,22 @@ class History:
 
     # -- parts ---------------------------------------------------------------------
 
-    def _store(self, target: str) -> MemoryStore:
-        limits = _resolve_limits(self.dir, None)
+    def _file(self, target: str) -> MemoryStore:
+        """One memory file, written as the memory tool writes it."""
+        limits = resolve_limits(self.dir)
         return MemoryStore(self.dir, target, limit=limits.for_target(target), fsync=self._fsync)  # type: ignore[arg-type]
 
-    def _database(self) -> PgStore | None:
-        """The home's database store, or None when its history is in its folder."""
-        return configured_store(self.dir)
-
-    def _state(self) -> State:
-        state = open_state(self.dir, create=False)
-        if state is None:
+    def _records(self, store: Store) -> Records:
+        records = store.records()
+        if records is None:
             raise HistoryError(
                 f"{state_dir(self.dir)}: no history yet (nothing was written through "
                 "toolnexus in this home)",
                 kind="not_found",
             )
-        return state
+        return records
 
-    def _row(self, reader: _FolderHistory | PgStore, id: int) -> Row:
+    def _row(self, reader: Records, id: int) -> Row:
         if isinstance(id, bool) or not isinstance(id, int):
             raise TypeError(f"id: must be an int, not {type(id).__name__}")
         row = reader.find_change(id) if 0 < id < 2**63 else None
@@ -301,37 +268,12 @@ class History:
         return f"{'python' if context is None else context.source()} {what}"
 
 
-class _FolderHistory:
-    """The folder's history, read through the names the database store's has."""
-
-    __slots__ = ("state",)
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-
-    def latest_change(self, target: str) -> Row | None:
-        return _history.latest(self.state, target)
-
-    def find_change(self, id: int) -> Row | None:
-        return _history.find(self.state, id)
-
-    def state_before(self, row: Row) -> bytes | None:
-        return _history.state_before(self.state, row)
-
-    def state_bytes(self, dig: str) -> bytes | None:
-        return _history.state_bytes(self.state, dig)
-
-
 def _targets(target: Target | None) -> tuple[str, ...]:
     if target is None:
         return tuple(MEMORY_FILES)
     if target not in MEMORY_FILES:
         raise ArgumentError(f"target: unknown memory target {target!r}; use 'self' or 'user'")
     return (target,)
-
-
-def _nothing(doc: MemoryDocument, data: bytes | None) -> Outcome:
-    return None, "", ()
 
 
 def _undo(
@@ -345,7 +287,7 @@ def _undo(
     """
     c = row.change
     name = store.name
-    unchanged = _history.digest(data) == row.digest
+    unchanged = digest(data) == row.digest
     if row.redacted:
         raise HistoryError(f"change {c.id} was forgotten: nothing left to undo", kind="unavailable")
     if row.shape == "file":
@@ -404,16 +346,6 @@ def _pending_undo(row: Row) -> Pending:
     if row.shape == "merge":  # the merged-away entry comes back; its twin stays
         return Pending("undo", None, c.before)
     return Pending("undo", c.after, c.before)
-
-
-def _size(state: State) -> int:
-    total = 0
-    for suffix in ("", "-wal"):
-        try:
-            total += os.stat(f"{state.path}{suffix}").st_size
-        except FileNotFoundError:
-            continue
-    return total
 
 
 def _kb(size: int) -> str:

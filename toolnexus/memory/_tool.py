@@ -1,48 +1,30 @@
 """A persona's durable memory: the `memory` tool over MEMORY.md and USER.md.
 
-Every action reads the file under a lock (through `home/_door.py`, the one reader of
-home files), applies one edit, and writes it back atomically before it returns
-(see `home/_writer.py`); the entry format lives in `memory/_document.py`, the safety check in
-`scanner/_engine.py`. Writes never touch the running session: the soul is a snapshot, so
-they load from the next session on.
+Every action applies one edit to the file as read under its lock, in the store
+the home keeps it in (its folder, or a database: `store/`), and returns once it
+is written; the entry format lives in `_document`, the edits in `_edit`, the
+safety check in `scanner/`. Writes never touch the running session: the soul
+is a snapshot, so they load from the next session on.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
-from ..errors import (
-    ArgumentError,
-    HistoryError,
-    HomeError,
-    HomeFileError,
-    MemoryEditError,
-    StoreError,
-)
-from ..home._door import MEMORY_FILES, Door, decode, memory_cap
-from ..home._identity import MemoryLimits, Target, memory_limit
-from ..home._load import find_identity, home_scanner
-from ..home._writer import (
-    Folder,
-    LockIsLink,
-    LockLost,
-    ReadOnlyFile,
-    SwapConflict,
-    WriteCancelled,
-    locked,
-    measure,
-    update,
-)
+from ..errors import ArgumentError, HomeError, HomeFileError, MemoryEditError, StoreError
+from ..home._door import MEMORY_FILES, decode
+from ..home._identity import Target, memory_limit
+from ..home._identity_file import find_identity, resolve_limits
+from ..home._load import home_scanner
+from ..home._lock import WriteCancelled
 from ..scanner._scanner import DEFAULT, Classifier, Scanner
 from ..store._config import home_store
-from ..store.folder import _changes as _history
-from ..store.folder._changes import Pending
-from ..store.folder._state import STATE_DIR, State, open_state
+from ..store._protocol import Outcome
+from ..store._records import Pending
 from ..tools import Tool, call_context, define_tool
 from ._args import DESCRIPTION, MemoryArgs
 from ._document import Block, MemoryDocument, parse_memory
@@ -59,8 +41,6 @@ __all__ = [
     "memory_tool",
     "parse_memory",
 ]
-
-_LOCK_RETRIES = 20
 
 #: The last version of each memory file this process read or wrote, as bytes and parsed:
 #: the next write to the file starts from it instead of parsing again. Keyed by the bytes,
@@ -81,10 +61,9 @@ def _remember(key: str, data: bytes, doc: MemoryDocument) -> None:
             _parsed.pop(next(iter(_parsed)), None)
 
 
-#: What a write does to the file as read under the lock: given it parsed and as bytes
-#: (None: no file), the bytes to write (None: nothing), the message, the changes made.
-Outcome = tuple[bytes | None, str, tuple[Pending, ...]]
-Change = Callable[[MemoryDocument, bytes | None], Outcome]
+#: An edit of the file as read under the lock, given it parsed and as bytes (None: no
+#: file): the store's `Edit`, with the parse this process keeps of the bytes.
+FileEdit = Callable[[MemoryDocument, bytes | None], Outcome]
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,32 +201,33 @@ class MemoryStore:
                 self.dir, self.target, plan.ops[0].text, kept[-1], self.scanner, fsync=self.fsync
             )
 
-        stored = self._write_stored(change, source=source, cancel=cancel, trust=trust)
-        if stored is not None:
-            return stored
-        return self._write(change, source=source, cancel=cancel, then=then if trust else None)
+        return self._commit(
+            change, source=source, cancel=cancel, then=then if trust else None, trust=trust
+        )
 
-    def _commit(self, change: Change, *, source: str) -> str:
-        """Run `change` where the home keeps this file: its database store, else its folder."""
-        stored = self._write_stored(change, source=source, cancel=None, trust=False)
-        return stored if stored is not None else self._write(change, source=source)
-
-    def _write_stored(
-        self, change: Change, *, source: str, cancel: threading.Event | None, trust: bool
-    ) -> str | None:
-        """Run `change` in the home's database store, if it uses one (else None): the
-        same edit, limits and messages as in the folder, under the persona's row lock."""
+    def _commit(
+        self,
+        change: FileEdit,
+        *,
+        source: str,
+        cancel: threading.Event | None = None,
+        then: Callable[[], str] | None = None,
+        trust: bool = False,
+    ) -> str:
+        """Run `change` where the home keeps this file (its store, chosen from its
+        settings now): the same edit, limits and messages in any store."""
         try:
             store = home_store(self.dir, find_identity(self.dir))
-            if store is None:
-                return None
-            if trust:
+            if trust and not store.keeps_trust_marks:
                 raise StoreError(f"{store.where} keeps no trust marks", kind="unsupported")
             return store.edit(
                 self.target,
                 lambda data: change(self._parse(data), data),
                 source=source,
+                limit=self.limit,
+                fsync=self.fsync,
                 cancel=cancel,
+                then=then,
             )
         except WriteCancelled:
             raise _cancelled(self.name) from None
@@ -261,83 +241,6 @@ class MemoryStore:
             raise MemoryEditError(
                 f"cannot write {self.name}: {exc}.{back}{tail}", kind="io"
             ) from None
-
-    def _write(
-        self,
-        change: Change,
-        *,
-        source: str,
-        cancel: threading.Event | None = None,
-        record_found: bool = False,
-        then: Callable[[], str] | None = None,
-    ) -> str:
-        """Under the lock: record an outside edit if any, run `change` on the file as it is
-        now, write its bytes (if any) and record what it did, with `source`.
-
-        `record_found` records the file as found even when nothing is written and
-        the history does not exist yet: reading the log does that. `then` runs
-        under the lock once the file is in place (or found unchanged); what it
-        returns ends the message."""
-        folder: Folder | None = None
-        try:
-            folder, name = Folder.of(Door(self.dir), self._file)
-            for _ in range(_LOCK_RETRIES):
-                try:
-                    return self._write_locked(
-                        folder, name, change, source, cancel, record_found, then
-                    )
-                except LockLost:
-                    continue  # the lock file was deleted under us: redo the edit from disk
-        except WriteCancelled:
-            raise _cancelled(self.name) from None
-        except HomeFileError as exc:  # the door refused the file (a link out, a FIFO, ...)
-            raise MemoryEditError(
-                f"cannot write {self.name}: {exc}. {NOTHING}", kind="io"
-            ) from None
-        except LockIsLink as exc:
-            raise MemoryEditError(
-                f"cannot write {self.name}: its lock file {exc.filename} {exc.strerror}; "
-                f"a person must remove that link. {NOTHING}",
-                kind="io",
-            ) from None
-        except ReadOnlyFile as exc:
-            raise MemoryEditError(
-                f"cannot write {self.name}: it is {exc.strerror}: a person marked it so. Make "
-                f"it writable (chmod u+w {self.name}) to let the persona write to it. {NOTHING}",
-                kind="io",
-            ) from None
-        except SwapConflict:
-            msg = "it kept changing while being written (someone keeps saving it); try again"
-            raise MemoryEditError(
-                f"cannot write {self.name}: {msg}. {NOTHING}", kind="io"
-            ) from None
-        except HistoryError as exc:
-            if exc.kind != "state":
-                raise
-            raise MemoryEditError(
-                f"cannot write {self.name}: its history cannot be kept: {exc}. {NOTHING}",
-                kind="io",
-            ) from None
-        except sqlite3.Error as exc:
-            raise MemoryEditError(
-                f"cannot write {self.name}: its history ({STATE_DIR}/) cannot be written: "
-                f"{exc}. {NOTHING}",
-                kind="io",
-            ) from None
-        except OSError as exc:
-            raise MemoryEditError(
-                f"cannot write {self.name}: {exc.strerror or exc} ({exc.filename or self.path}). "
-                f"Check that the folder is writable and has space. {NOTHING}",
-                kind="io",
-            ) from exc
-        finally:
-            if folder is not None:
-                folder.close()
-        raise MemoryEditError(
-            f"cannot write {self.name}: its lock file .{name}.lock keeps being "
-            f"deleted by something else. {NOTHING}",
-            kind="io",
-        )
 
     def _parse(self, data: bytes | None) -> MemoryDocument:
         """The file's bytes as a document: the last one this process saw when they match."""
@@ -357,86 +260,12 @@ class MemoryStore:
         _remember(self._file, data, doc)
         return doc
 
-    def _write_locked(
-        self,
-        folder: Folder,
-        name: str,
-        change: Change,
-        source: str,
-        cancel: threading.Event | None,
-        record_found: bool = False,
-        then: Callable[[], str] | None = None,
-    ) -> str:
-        state: State | None = None
-        outcome: list[tuple[bytes | None, bytes | None, str, tuple[Pending, ...]]] = []
-
-        def apply(data: bytes | None) -> bytes | None:
-            if state is not None:
-                _history.sync(state, self.target, data)  # someone else's version goes first
-            new, message, pending = change(self._parse(data), data)
-            outcome[:] = [(data, new, message, pending)]
-            return new
-
-        recorded: list[str] = []
-
-        def record() -> None:
-            # The new bytes are in place: record them at once (before the folder sync).
-            nonlocal state
-            base, new, _, pending = outcome[-1]
-            if new is None or new == base or not pending:
-                return
-            try:
-                if state is None:  # the first write that lands makes the history
-                    state = open_state(self.dir, create=True)
-                    assert state is not None
-                    _history.sync(state, self.target, base)  # the file as found goes first
-                _history.record(state, self.target, pending, new, source)
-            except (sqlite3.Error, HistoryError) as exc:  # written: the next write records it
-                recorded.append(
-                    f"(not recorded in the history yet: {exc}; the next write records it "
-                    "as an outside edit)"
-                )
-
-        with locked(folder, name, cancel=cancel) as lock:
-            # Under the lock, so no other writer of this file records in between. The
-            # history is created by the first write that lands, not by a refused one.
-            state = open_state(self.dir, create=record_found)
-            try:
-                note = update(
-                    folder,
-                    name,
-                    apply,
-                    lock=lock,
-                    cap=memory_cap(self.limit),
-                    shown=self._file,
-                    fsync=self.fsync,
-                    swapped=record,
-                )
-                if then is not None:
-                    base, new, said, pending = outcome[-1]
-                    outcome[-1] = (base, new, said + then(), pending)
-            except HomeFileError as exc:
-                if exc.reason == "too_large" and state is not None:  # by size and digest
-                    size, sha = measure(folder, name)
-                    _history.sync(state, self.target, None, size=size, sha=sha)
-                raise
-        message = outcome[-1][2]
-        note = " ".join([*([note] if note else []), *recorded]) or None
-        return message if note is None else f"{message} {note}"
-
 
 def _cancelled(name: str) -> MemoryEditError:
     return MemoryEditError(
         f"cancelled: the call was given up before anything was written to {name}. {NOTHING}",
         kind="cancelled",
     )
-
-
-def _resolve_limits(home: Path, limits: Mapping[str, int] | None) -> MemoryLimits:
-    """Lay `limits` over IDENTITY.md's `memory_limits` (or the package defaults)."""
-    found = find_identity(home)
-    base = found[1].config.memory_limits if found is not None else MemoryLimits()
-    return base if limits is None else base.merged(limits)
 
 
 def memory_tool(
@@ -469,7 +298,7 @@ def memory_tool(
             f"{home}: not a folder: memory_tool needs an existing home folder "
             "(it creates MEMORY.md and USER.md in it, never folders)"
         )
-    resolved = _resolve_limits(home, limits)
+    resolved = resolve_limits(home, limits)
     checker = home_scanner(home, scanner)
     stores = {
         t: MemoryStore(home, t, limit=resolved.for_target(t), scanner=checker) for t in MEMORY_FILES

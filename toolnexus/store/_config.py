@@ -1,4 +1,5 @@
-"""Which store a home uses: its folder (the default) or a PostgreSQL database.
+"""Which store a home uses: its folder (the default) or a PostgreSQL database, chosen
+once at the edge and passed down.
 
 `TOOLNEXUS_STORE` points every home at a database; IDENTITY.md's `store:` one
 home. The persona's key there is `store_key:`, else its name; its IDENTITY.md
@@ -12,36 +13,28 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..errors import HomeError
-from ..home._door import IDENTITY_FILE, decode
-from ..home._identity import Identity, Target
-from ..home._memo import remembered
-from ..memory._document import MemoryDocument, parse_memory
+from ..home._door import IDENTITY_FILE
+from ..home._identity import Identity
+from ..home._identity_file import find_identity, load_identity
+from ._protocol import Store
+from .folder._store import FolderStore
 
 if TYPE_CHECKING:
     from .postgres._store import PgStore
 
-__all__ = ["STORE_VARIABLE", "claim_digest", "home_store", "stored"]
+__all__ = ["STORE_VARIABLE", "claim_digest", "configured_store", "database_store", "home_store"]
 
 #: The environment variable that points every home at a database store.
 STORE_VARIABLE = "TOOLNEXUS_STORE"
 
 
-def stored(store: PgStore, target: Target, path: str) -> tuple[str, MemoryDocument] | None:
-    """A memory file's hash and parse from a database store (memoised by its bytes)."""
-    data = store.read(target)
-    if data is None:
-        return None
-    sha = hashlib.sha256(data).hexdigest()
-    text = decode(data, path)
-    return sha, remembered(("stored", sha), len(text), lambda: parse_memory(text), view=True)
-
-
-def home_store(home: Path, found: tuple[str, Identity] | None) -> PgStore | None:
-    """The database store `home` uses, or None for its folder: `TOOLNEXUS_STORE`, else
-    IDENTITY.md's `store:`; the persona's key is `store_key:`, else its name.
+def home_store(home: Path, found: tuple[str, Identity] | None) -> Store:
+    """The store `home` uses, given its IDENTITY.md as found: a database when
+    `TOOLNEXUS_STORE`, else IDENTITY.md's `store:`, names one (the persona's key is
+    `store_key:`, else its name); else its folder.
 
     Raises:
         HomeError: when a store is set but IDENTITY.md is missing (it names the
@@ -54,7 +47,7 @@ def home_store(home: Path, found: tuple[str, Identity] | None) -> PgStore | None
             "the home's folder)"
         )
     if not dsn and (found is None or found[1].config.store is None):
-        return None
+        return FolderStore(home)
     if found is None:
         raise HomeError(
             f"{home / IDENTITY_FILE}: missing: a home kept in a database store needs an "
@@ -82,3 +75,38 @@ def claim_digest(identity: Identity) -> str:
     )
     text = json.dumps([config, identity.body], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def configured_store(dir: str | os.PathLike[str]) -> Store:
+    """The store the home `dir` uses: its database when one is configured, else its
+    folder (also when its IDENTITY.md cannot be read: composing reports that).
+
+    Raises:
+        HomeError: when `TOOLNEXUS_STORE` is set but is not a PostgreSQL address,
+            or the home has no IDENTITY.md to claim the key with.
+    """
+    home = Path(dir)
+    try:
+        found = find_identity(home)
+    except HomeError:
+        found = None
+    if found is None and not os.environ.get(STORE_VARIABLE, "").strip():
+        return FolderStore(home)
+    return home_store(home, found)
+
+
+def database_store(dir: str | os.PathLike[str]) -> PgStore:
+    """The database store the home `dir` is configured for.
+
+    Raises:
+        HomeError: when the home or its IDENTITY.md is missing or invalid, or no
+            store is configured (`TOOLNEXUS_STORE`, IDENTITY.md's `store:`).
+    """
+    home = Path(dir)
+    store = home_store(home, load_identity(home))
+    if isinstance(store, FolderStore):
+        raise HomeError(
+            f"{home}: no database store is configured: set TOOLNEXUS_STORE or "
+            "IDENTITY.md's `store:` to a postgresql:// address"
+        )
+    return cast("PgStore", store)

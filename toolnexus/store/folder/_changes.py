@@ -8,6 +8,7 @@ of sight, the digest of the file's bytes right after it, and the bytes
 themselves once per distinct version (compressed), so `restore` can put any
 kept version back exactly.
 
+The records' shape and the rules both stores share are `store/_records.py`'s.
 The writer's protocol, under the memory file's lock: `sync` first (the file on
 disk differs from the last record's digest: someone else changed it, or a
 writer died between its write and its record; that version is recorded whole
@@ -17,133 +18,37 @@ memory file: `memory.MemoryStore` does, and calls these.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Literal
 
-from ...memory._document import nfc, parse_memory
+from .._records import (
+    COLUMNS,
+    REDACTED,
+    Change,
+    Pending,
+    Row,
+    compact_cutoff,
+    digest,
+    file_text,
+    forgotten_texts,
+    holds,
+    now,
+    row_of,
+)
 from ._state import State
 
 __all__ = [
-    "ACTIONS",
-    "COLUMNS",
-    "REDACTED",
-    "Change",
-    "Pending",
-    "Row",
     "compact",
-    "digest",
-    "file_text",
     "find",
     "forget",
-    "forgotten_texts",
     "history",
-    "holds",
     "last_digest",
     "latest",
     "record",
-    "row_of",
     "state_before",
     "state_bytes",
     "sync",
 ]
-
-Action = Literal["add", "replace", "remove", "outside-edit", "undo", "restore"]
-ACTIONS: tuple[Action, ...] = ("add", "replace", "remove", "outside-edit", "undo", "restore")
-Shape = Literal["entry", "merge", "file"]
-
-#: What `forget` appends to a record's source.
-REDACTED = "redacted"
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One recorded change to a memory file: what `memory log` shows, field for field."""
-
-    id: int
-    time: str
-    target: str
-    action: str
-    before: str | None
-    after: str | None
-    source: str
-
-    def to_json(self) -> str:
-        """One line of `memory log --json`: exactly the record's fields."""
-        return json.dumps(asdict(self), ensure_ascii=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """A change about to be recorded: what it did, and how an undo would invert it."""
-
-    action: Action
-    before: str | None
-    after: str | None
-    shape: Shape = "entry"
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """A record with what undo and restore need besides its public fields."""
-
-    change: Change
-    shape: Shape
-    digest: str
-    redacted: bool
-
-
-#: The last bytes digested and their digest: a write digests the file it leaves, and the
-#: next write the same bytes as it finds them.
-_last_digest: tuple[bytes, str] = (b"", hashlib.sha256(b"").hexdigest())
-
-
-def digest(data: bytes | None) -> str:
-    """The digest a record keeps of a file's bytes; '' for no file."""
-    global _last_digest
-    if data is None:
-        return ""
-    last = _last_digest
-    if last[0] == data:
-        return last[1]
-    found = hashlib.sha256(data).hexdigest()
-    _last_digest = (data, found)
-    return found
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def file_text(data: bytes | None) -> str | None:
-    """A file's bytes as a record shows them (None: no file, or not UTF-8 text)."""
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-COLUMNS = "id, time, target, action, before, after, source, shape, digest, redacted"
-
-
-def row_of(values: Sequence[object]) -> Row:
-    id_, time, target, action, before, after, source, shape, dig, redacted = values
-    change = Change(
-        int(id_),  # type: ignore[call-overload]
-        str(time),
-        str(target),
-        str(action),
-        None if before is None else str(before),
-        None if after is None else str(after),
-        str(source),
-    )
-    return Row(change, shape, str(dig), bool(redacted))  # type: ignore[arg-type]
 
 
 def last_digest(state: State, target: str) -> str | None:
@@ -169,7 +74,7 @@ def _insert(
     cur = conn.execute(  # type: ignore[attr-defined]
         "INSERT INTO memory_changes (time, target, action, before, after, source, shape, digest) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (time or _now(), target, p.action, p.before, p.after, source, p.shape, dig),
+        (time or now(), target, p.action, p.before, p.after, source, p.shape, dig),
     )
     return int(cur.lastrowid)
 
@@ -228,7 +133,7 @@ def record(
     (the file was never in between).
     """
     dig = digest(data)
-    time = _now()
+    time = now()
     with state.transaction() as conn:
         _keep(conn, data, dig)
         return [_insert(conn, target, p, source, dig, time) for p in pending]
@@ -341,46 +246,10 @@ def forget(state: State, id: int) -> tuple[Row, list[int], int] | None:
     return row, others, dropped
 
 
-def forgotten_texts(row: Row) -> list[str]:
-    """What `forget` blanks of a record: an entry change's texts, or the lines a
-    whole-file change added or removed."""
-    c = row.change
-    if row.shape == "file":
-        return _changed_lines(c.before or "", c.after or "")
-    return [t for t in (c.before, c.after) if t]
-
-
-def _changed_lines(before: str, after: str) -> list[str]:
-    """The lines one whole-file change added or removed, without list markers or indent."""
-    old, new = set(before.splitlines()), set(after.splitlines())
-    out = []
-    for line in sorted(old ^ new):
-        text = line.strip()
-        text = text[2:].strip() if text.startswith("- ") else text
-        if text and text != "-":
-            out.append(text)
-    return out
-
-
-def holds(text: str, texts: Sequence[str]) -> bool:
-    """Whether `text` (a file version, or a record's text) holds one of `texts`: raw, or in
-    one of its entries (whose continuation lines are indented in the file)."""
-    if not texts or not text:
-        return False
-    if any(t in text for t in texts):
-        return True
-    entries = [nfc(e) for e in parse_memory(text).entries]
-    return any(nfc(t) in e for t in texts for e in entries)
-
-
 def compact(state: State, keep_days: int) -> tuple[int, int]:
     """Drop records older than `keep_days` days (each file's latest always stays) and the
     file versions no remaining record left; (records removed, records kept)."""
-    try:
-        then = datetime.now(timezone.utc) - timedelta(days=keep_days)
-        cutoff = then.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    except OverflowError:  # before the calendar starts: nothing is that old
-        cutoff = ""
+    cutoff = compact_cutoff(keep_days)
     with state.transaction() as conn:
         removed = conn.execute(
             "DELETE FROM memory_changes WHERE time < ? AND id NOT IN "

@@ -11,35 +11,17 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from .._sessions import SNIPPET_TOKENS, Found, scrub
 from ._state import BUSY_MS, State
-from ._transcripts import scrub
 
 __all__ = ["Found", "fts_queries", "index_history", "search", "sessions_holding"]
 
-#: Words of context a snippet shows around what matched.
-SNIPPET_TOKENS = 32
 #: A query matching more messages than this ranks the newest this many of them: a word
 #: in every other message would otherwise cost a score for each (seconds at a million).
 RANKED_MATCHES = 2_000
 #: At most this many query terms are searched (the rest are ignored).
 MAX_TERMS = 32
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """One search hit before it is shown: `kind` is `message` or `memory`; `ref` is the
-    message's row id or the change's id; `text` is the whole text it was found in."""
-
-    kind: str
-    ref: int
-    session: str | None
-    time: str
-    role: str
-    snippet: str
-    text: str
-    rank: float
 
 
 _WORDY = re.compile(r"\w")

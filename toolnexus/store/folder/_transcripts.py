@@ -12,103 +12,25 @@ the conversation types are a layer above.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
+from .._records import now
+from .._sessions import Imported, Meta, Record, Stored, scrub, title_of
 from ._state import State
 
 __all__ = [
-    "FolderTalk",
-    "Imported",
-    "Meta",
-    "Record",
-    "Stored",
     "has_any",
     "import_conversations",
     "latest",
     "match_ids",
     "messages",
-    "now",
     "remove",
     "save",
-    "scrub",
     "secure_delete",
     "sessions",
 ]
-
-#: The longest title kept: the first line of the first thing the person said.
-TITLE_CHARS = 80
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def scrub(text: str) -> str:
-    """Text either store can keep: a lone surrogate (half an emoji cut by a server, bytes
-    a terminal could not decode) or a NUL (which PostgreSQL text refuses) becomes U+FFFD
-    instead of failing the save, so a conversation reads the same from both."""
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
-
-
-def now() -> str:
-    """The current UTC time as the state database writes it (sortable text)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One message to save: its chat-format JSON, what recall searches, and its usage."""
-
-    role: str
-    name: str
-    data: str
-    text: str
-    is_error: bool = False
-    usage: tuple[int, int, int, int] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Meta:
-    """A saved session as listed: `messages` is how many it holds."""
-
-    id: str
-    started: str
-    ended: str
-    model: str | None
-    soul: str
-    title: str
-    origin: str
-    messages: int
-    usage: tuple[int, int, int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """A saved message, as read back."""
-
-    seq: int
-    time: str
-    role: str
-    name: str
-    data: str
-    is_error: bool
-    usage: tuple[int, int, int, int] | None
-
-
-def title_of(records: Sequence[Record]) -> str:
-    """A title for a conversation: the first line of its first user message."""
-    for record in records:
-        if record.role == "user":
-            for line in record.text.splitlines():
-                line = " ".join(line.split())
-                if line:
-                    line = scrub(line)
-                    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
-    return ""
 
 
 _COLUMNS = 12
@@ -184,17 +106,6 @@ def save(
             )
         _insert(conn, session, time, records)
     return True
-
-
-@dataclass(frozen=True, slots=True)
-class Imported:
-    """One conversation to import: a new id for it, its rows, and the digest of its
-    messages (the same messages are imported once)."""
-
-    session: str
-    records: Sequence[Record]
-    digest: str
-    title: str = ""
 
 
 def import_conversations(state: State, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
@@ -338,40 +249,3 @@ def has_any(state: State) -> bool:
             "SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM memory_changes)"
         ).fetchone()
     return bool(row[0])
-
-
-class FolderTalk:
-    """The folder's saved conversations with the database store's methods
-    (`store/postgres/_transcripts.py`): what `Conversations` reads either through."""
-
-    __slots__ = ("state",)
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-
-    def save(self, **kwargs: Any) -> bool:
-        return save(self.state, **kwargs)
-
-    def import_conversations(self, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
-        return import_conversations(self.state, batch)
-
-    def sessions(self, *, limit: int | None = None) -> list[Meta]:
-        return sessions(self.state, limit=limit)
-
-    def latest(self) -> Meta | None:
-        return latest(self.state)
-
-    def match_ids(self, prefix: str) -> list[str]:
-        return match_ids(self.state, prefix)
-
-    def meta(self, session: str) -> Meta | None:
-        return meta(self.state, session)
-
-    def messages(self, session: str) -> list[Stored]:
-        return messages(self.state, session)
-
-    def remove(self, session: str) -> int:
-        return remove(self.state, session)
-
-    def has_any(self) -> bool:
-        return has_any(self.state)

@@ -3,18 +3,28 @@ need, forget a text, compact; the same rules as the folder's (`store/folder/_cha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-
-from ..folder._changes import COLUMNS, REDACTED, Change, Row, forgotten_texts, holds, row_of
+from .._records import (
+    COLUMNS,
+    REDACTED,
+    Change,
+    Row,
+    compact_cutoff,
+    forgotten_texts,
+    holds,
+    row_of,
+)
 from ._connection import PgConnection
 
-__all__ = ["PgHistory"]
+__all__ = ["PgRecords"]
 
 
-@dataclass(frozen=True, slots=True)
-class PgHistory(PgConnection):
-    """A persona's memory history in PostgreSQL (`PgStore` adds the rest)."""
+class PgRecords:
+    """A persona's memory history in PostgreSQL, read and pruned by the folder's rules."""
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: PgConnection) -> None:
+        self.db = db
 
     def log(
         self, target: str | None, *, limit: int | None = None, grep: str | None = None
@@ -24,11 +34,11 @@ class PgHistory(PgConnection):
 
     def _rows(self, target: str | None, *, limit: int | None, grep: str | None) -> list[Row]:
         where, params = ("AND target = %s", [target]) if target is not None else ("", [])
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             found = conn.execute(
                 f"SELECT {COLUMNS} FROM toolnexus_changes WHERE key = %s {where} "
                 "ORDER BY id DESC LIMIT %s",
-                [self.key, *params, None if grep is not None else limit],
+                [self.db.key, *params, None if grep is not None else limit],
             ).fetchall()
         rows = [row_of(values) for values in found]
         if grep is not None:  # case folded as in a folder, not as the server lowers case
@@ -45,10 +55,10 @@ class PgHistory(PgConnection):
 
     def find_change(self, id: int) -> Row | None:
         """The record with this id, or None."""
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             found = conn.execute(
                 f"SELECT {COLUMNS} FROM toolnexus_changes WHERE key = %s AND id = %s",
-                (self.key, id),
+                (self.db.key, id),
             ).fetchone()
         return None if found is None else row_of(found)
 
@@ -61,10 +71,10 @@ class PgHistory(PgConnection):
         """The kept file version with digest `dig` (b'' for no file); None if not kept."""
         if dig == "":
             return b""
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             found = conn.execute(
                 "SELECT body FROM toolnexus_states WHERE key = %s AND digest = %s",
-                (self.key, dig),
+                (self.db.key, dig),
             ).fetchone()
         return None if found is None else bytes(found[0])
 
@@ -76,9 +86,9 @@ class PgHistory(PgConnection):
             "SELECT digest, time, source FROM toolnexus_changes WHERE key = %s AND target = %s "
             "AND id {} %s ORDER BY id {} LIMIT 1"
         )
-        with self._connection() as conn:
-            prev = conn.execute(query.format("<", "DESC"), (self.key, c.target, c.id)).fetchone()
-            after = conn.execute(query.format(">", "ASC"), (self.key, c.target, c.id)).fetchone()
+        with self.db.connection() as conn:
+            prev = conn.execute(query.format("<", "DESC"), (self.db.key, c.target, c.id)).fetchone()
+            after = conn.execute(query.format(">", "ASC"), (self.db.key, c.target, c.id)).fetchone()
         if prev is None:
             return None
         if any(n is not None and tuple(n) == (row.digest, c.time, c.source) for n in (prev, after)):
@@ -92,31 +102,32 @@ class PgHistory(PgConnection):
         if row is None:
             return None
         c, texts = row.change, forgotten_texts(row)
-        with self._connection() as conn, conn.transaction():
-            self._lock_row(conn)
+        with self.db.connection() as conn, conn.transaction():
+            self.db.lock_row(conn)
             conn.execute(
                 "UPDATE toolnexus_changes SET before = NULL, after = NULL, redacted = true, "
                 "source = CASE WHEN redacted THEN source ELSE source || ' ' || %s END "
                 "WHERE key = %s AND id = %s",
-                (REDACTED, self.key, id),
+                (REDACTED, self.db.key, id),
             )
             doomed = {row.digest} if row.shape == "file" and c.after is not None else set()
             for dig, body in conn.execute(
-                "SELECT digest, body FROM toolnexus_states WHERE key = %s", (self.key,)
+                "SELECT digest, body FROM toolnexus_states WHERE key = %s", (self.db.key,)
             ).fetchall():
                 if holds(bytes(body).decode("utf-8", errors="replace"), texts):
                     doomed.add(dig)
             dropped = 0
             for dig in doomed:
                 dropped += conn.execute(
-                    "DELETE FROM toolnexus_states WHERE key = %s AND digest = %s", (self.key, dig)
+                    "DELETE FROM toolnexus_states WHERE key = %s AND digest = %s",
+                    (self.db.key, dig),
                 ).rowcount
             others = [
                 int(other)
                 for other, before, after in conn.execute(
                     "SELECT id, before, after FROM toolnexus_changes "
                     "WHERE key = %s AND target = %s AND id <> %s",
-                    (self.key, c.target, id),
+                    (self.db.key, c.target, id),
                 ).fetchall()
                 if holds(before or "", texts) or holds(after or "", texts)
             ]
@@ -125,14 +136,10 @@ class PgHistory(PgConnection):
     def compact(self, keep_days: int) -> tuple[int, int]:
         """Drop records older than `keep_days` days (each file's latest always stays) and
         the versions no remaining record left; (records removed, records kept)."""
-        try:
-            then = datetime.now(timezone.utc) - timedelta(days=keep_days)
-            cutoff = then.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-        except OverflowError:  # before the calendar starts: nothing is that old
-            cutoff = ""
-        key = self.key
-        with self._connection() as conn, conn.transaction():
-            self._lock_row(conn)  # an edit committing meanwhile keeps its record and state
+        cutoff = compact_cutoff(keep_days)
+        key = self.db.key
+        with self.db.connection() as conn, conn.transaction():
+            self.db.lock_row(conn)  # an edit committing meanwhile keeps its record and state
             removed = conn.execute(
                 "DELETE FROM toolnexus_changes WHERE key = %(k)s AND time < %(t)s AND id NOT IN "
                 "(SELECT MAX(id) FROM toolnexus_changes WHERE key = %(k)s GROUP BY target)",
@@ -147,3 +154,7 @@ class PgHistory(PgConnection):
                 "SELECT COUNT(*) FROM toolnexus_changes WHERE key = %s", (key,)
             ).fetchone()
         return int(removed), int(kept[0] if kept else 0)
+
+    def size(self) -> None:
+        """A database does not tell one persona's share of its disk: None."""
+        return

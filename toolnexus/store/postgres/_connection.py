@@ -171,7 +171,7 @@ def close_pools() -> None:
 @dataclass(frozen=True, slots=True)
 class PgConnection:
     """One persona (`key`) in the PostgreSQL database at `dsn`: its connections, the
-    schema, and the key's claim (`PgStore` adds what it holds).
+    schema, and the key's claim. `PgStore` and its parts reach the database through it.
 
     `name` and `identity` (IDENTITY.md's digest) claim the key on first use; a
     different identity under a claimed key is refused (`StoreError`, kind
@@ -191,7 +191,7 @@ class PgConnection:
     # -- connections -----------------------------------------------------------------
 
     @contextmanager
-    def _connection(
+    def connection(
         self, *, claim: bool = True, migrate: bool = True
     ) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection to a migrated database where this persona holds its key.
@@ -310,7 +310,7 @@ class PgConnection:
                 kind="claimed",
             )
 
-    def _lock_row(self, conn: psycopg.Connection[Any]) -> None:
+    def lock_row(self, conn: psycopg.Connection[Any]) -> None:
         """Take the persona's row lock for this transaction (writers on every machine take
         turns on it), and check the key is still this identity's: a claim handed to
         another IDENTITY.md since this process last looked is refused, not written over."""
@@ -325,7 +325,7 @@ class PgConnection:
 
         `claim=True` makes this IDENTITY.md the key's, replacing the one that claimed it.
         """
-        with self._connection(claim=False, migrate=False) as conn:
+        with self.connection(claim=False, migrate=False) as conn:
             ran = self._migrate(conn)
             self._claim(conn, force=claim)
         return ran

@@ -11,32 +11,33 @@ NOTIFY on `toolnexus` carrying the key: watchers on other machines listen.
 
 from __future__ import annotations
 
+import hashlib
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import StoreError
+from ...home._door import MEMORY_FILES, decode
 from ...home._identity import Target
 from ...home._lock import WriteCancelled
+from ...home._memo import remembered
+from ...memory._document import MemoryDocument, parse_memory
+from .._protocol import Edit
+from .._records import Pending, digest, now
 from .._snapshot import CHANGES, MESSAGES, SESSIONS, Snapshot
-from ..folder._changes import Pending, digest, file_text
-from ..folder._transcripts import now
-from ._connection import CHANNEL
-from ._transcripts import PgConversations
+from ._changes import PgRecords
+from ._connection import CHANNEL, PgConnection, notifications
+from ._transcripts import PgTalk
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["Edit", "PgStore"]
-
-#: What an edit does to a memory file as read under the lock: given its bytes (None: no
-#: file), the bytes to write (None: nothing), the message, and the changes to record.
-Edit = Callable[[bytes | None], tuple[bytes | None, str, Sequence[Pending]]]
+__all__ = ["PgStore"]
 
 
 @dataclass(frozen=True, slots=True)
-class PgStore(PgConversations):
+class PgStore:
     """One persona in a PostgreSQL database: its memory files, history and conversations.
 
     `name` and `identity` (IDENTITY.md's digest) claim the key on first use; a
@@ -44,16 +45,70 @@ class PgStore(PgConversations):
     `claimed`), never merged.
     """
 
+    dsn: str
+    key: str
+    name: str
+    identity: str
+    #: The persona's handle on the database, shared by its history and conversations.
+    db: PgConnection = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "db",
+            PgConnection(dsn=self.dsn, key=self.key, name=self.name, identity=self.identity),
+        )
+
+    @property
+    def where(self) -> str:
+        """The store as messages name it."""
+        return self.db.where
+
+    @property
+    def keeps_trust_marks(self) -> bool:
+        """Trust marks are the folder's alone: a database keeps none."""
+        return False
+
+    @property
+    def announces_changes(self) -> bool:
+        """Every commit is announced (NOTIFY): other machines' writes are heard."""
+        return True
+
+    @property
+    def forgotten_where(self) -> str:
+        """Where forgotten text goes: old row versions stay until the server's VACUUM."""
+        return (
+            "in the database; the server frees the old rows at its next VACUUM, and its "
+            "backups keep what they hold"
+        )
+
+    def migrate(self, *, claim: bool = False) -> int:
+        """Create or upgrade the schema and claim the key; how many migrations ran.
+
+        `claim=True` makes this IDENTITY.md the key's, replacing the one that claimed it.
+        """
+        return self.db.migrate(claim=claim)
+
     # -- memory ------------------------------------------------------------------------
 
     def read(self, target: Target) -> bytes | None:
         """A memory file's bytes as the database holds them (None: none yet)."""
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             row = conn.execute(
                 "SELECT body FROM toolnexus_memory WHERE key = %s AND target = %s",
                 (self.key, target),
             ).fetchone()
         return None if row is None else bytes(row[0])
+
+    def memory_file(self, target: Target, *, limit: int) -> tuple[str, MemoryDocument] | None:
+        """A memory file's hash and parse (None: none yet), the parse memoised by its bytes.
+        (`limit` is the folder's byte cap; the database holds what its writes allowed.)"""
+        data = self.read(target)
+        if data is None:
+            return None
+        sha = hashlib.sha256(data).hexdigest()
+        text = decode(data, MEMORY_FILES[target])
+        return sha, remembered(("stored", sha), len(text), lambda: parse_memory(text), view=True)
 
     def edit(
         self,
@@ -61,10 +116,15 @@ class PgStore(PgConversations):
         edit: Edit,
         *,
         source: str,
+        limit: int,
+        fsync: bool = True,
         cancel: threading.Event | None = None,
+        then: Callable[[], str] | None = None,
     ) -> str:
         """Run `edit` on the file under the persona's row lock and commit what it wrote
-        with its history, in one transaction; the edit's message.
+        with its history, in one transaction; the edit's message. (`limit` and `fsync`
+        are the folder's; the server keeps its own durability. `then` runs before the
+        commit.)
 
         Raises:
             StoreError: `unreachable` (nothing written, or, when the commit itself
@@ -72,15 +132,17 @@ class PgStore(PgConversations):
         """
         committing = False
         try:
-            with self._connection() as conn:
+            with self.db.connection() as conn:
                 with conn.transaction():
-                    self._lock_row(conn)
+                    self.db.lock_row(conn)
                     row = conn.execute(
                         "SELECT body FROM toolnexus_memory WHERE key = %s AND target = %s",
                         (self.key, target),
                     ).fetchone()
                     data = None if row is None else bytes(row[0])
                     new, message, pending = edit(data)
+                    if then is not None:
+                        message += then()
                     if new is None or new == data or not pending:
                         return message
                     self._write(conn, target, new, pending, source)
@@ -150,7 +212,7 @@ class PgStore(PgConversations):
 
     def snapshot(self) -> Snapshot:
         """Every row this persona has, in the order a folder lists them."""
-        with self._connection() as conn, conn.transaction():
+        with self.db.connection() as conn, conn.transaction():
             # One view of every table, however many writers commit meanwhile.
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             key = (self.key,)
@@ -182,8 +244,8 @@ class PgStore(PgConversations):
     def replace(self, snapshot: Snapshot) -> None:
         """Make this persona's rows exactly `snapshot`'s, in one transaction."""
         key = self.key
-        with self._connection() as conn, conn.transaction():
-            self._lock_row(conn)
+        with self.db.connection() as conn, conn.transaction():
+            self.db.lock_row(conn)
             for table in ("memory", "messages", "sessions", "changes", "states"):
                 conn.execute(f"DELETE FROM toolnexus_{table} WHERE key = %s", (key,))
             tables = (
@@ -206,9 +268,21 @@ class PgStore(PgConversations):
             )
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, key))
 
-    def file_text(self, target: Target) -> str | None:
-        """A memory file's text (None: none, or not UTF-8)."""
-        return file_text(self.read(target))
+    def sync(self, target: Target, *, limit: int) -> None:
+        """Nothing to do: a database has no writes behind its back to find."""
+
+    def records(self) -> PgRecords:
+        """The memory history."""
+        return PgRecords(self.db)
+
+    def talk(self, *, create: bool = False) -> PgTalk:
+        """The saved conversations."""
+        return PgTalk(self.db)
+
+    def notifications(self) -> AsyncIterator[None]:
+        """Yield whenever a change to this persona is committed, by any process on any
+        machine (LISTEN / NOTIFY), and once as soon as it listens."""
+        return notifications(self.db)
 
 
 def _marks(n: int) -> str:

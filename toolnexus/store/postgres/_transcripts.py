@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ..folder._search import SNIPPET_TOKENS, Found
-from ..folder._transcripts import Imported, Meta, Record, Stored, now, scrub, title_of
-from ._changes import PgHistory
+from .._records import now
+from .._sessions import SNIPPET_TOKENS, Found, Imported, Meta, Record, Stored, scrub, title_of
+from ._connection import PgConnection
 
-__all__ = ["PgConversations"]
+__all__ = ["PgTalk"]
 
 #: A session's row with its message count and summed usage (FROM toolnexus_sessions s).
 _META = (
@@ -34,6 +33,7 @@ _INSERT_MESSAGE = (
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 _SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
+_WORDY = re.compile(r"\w")
 #: Search every word, else any: the words as PostgreSQL reads them, never its syntax.
 _EVERY = "plainto_tsquery('english', %(words)s)"
 _ANY = "replace(plainto_tsquery('english', %(words)s)::text, '&', '|')::tsquery"
@@ -63,10 +63,13 @@ def _rows(key: str, session: str, first: int, time: str, records: Sequence[Recor
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class PgConversations(PgHistory):
-    """A persona's saved conversations in PostgreSQL, and its history (`PgStore` adds
-    its memory files)."""
+class PgTalk:
+    """A persona's saved conversations in PostgreSQL, searched with its memory history."""
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: PgConnection) -> None:
+        self.db = db
 
     def save(
         self,
@@ -80,13 +83,13 @@ class PgConversations(PgHistory):
         """Append `records` to a live session (as `_transcripts.save` does in a folder);
         False when the session was removed while it ran (and not `create`)."""
         time, title = now(), scrub(title_of(records))
-        with self._connection() as conn, conn.transaction():
+        with self.db.connection() as conn, conn.transaction():
             updated = conn.execute(
                 "UPDATE toolnexus_sessions SET ended = %s, model = COALESCE(%s, model), "
                 "soul = %s, title = CASE WHEN title = '' THEN %s ELSE title END "
                 "WHERE key = %s AND id = %s RETURNING (SELECT COALESCE(MAX(seq), 0) FROM "
                 "toolnexus_messages m WHERE m.key = %s AND m.session = %s)",
-                (time, model, scrub(soul), title, self.key, session, self.key, session),
+                (time, model, scrub(soul), title, self.db.key, session, self.db.key, session),
             ).fetchone()
             if updated is None:
                 if not create:
@@ -94,24 +97,24 @@ class PgConversations(PgHistory):
                 conn.execute(
                     "INSERT INTO toolnexus_sessions (key, id, started, ended, model, soul, "
                     "title, origin) VALUES (%s, %s, %s, %s, %s, %s, %s, 'live')",
-                    (self.key, session, time, time, model, scrub(soul), title),
+                    (self.db.key, session, time, time, model, scrub(soul), title),
                 )
             last = 0 if updated is None else int(updated[0])
             with conn.cursor() as cur:
-                cur.executemany(_INSERT_MESSAGE, _rows(self.key, session, last, time, records))
+                cur.executemany(_INSERT_MESSAGE, _rows(self.db.key, session, last, time, records))
         return True
 
     def import_conversations(self, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
         """Save imported conversations in one transaction; for each, `(id, new)` (the
         same messages imported before keep the id they got then)."""
         time, out, seen = now(), list[tuple[str, bool]](), dict[str, str]()
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+        with self.db.connection() as conn, conn.transaction(), conn.cursor() as cur:
             for item in batch:
                 before = seen.get(item.digest)
                 if before is None:
                     row = conn.execute(
                         "SELECT id FROM toolnexus_sessions WHERE key = %s AND digest = %s",
-                        (self.key, item.digest),
+                        (self.db.key, item.digest),
                     ).fetchone()
                     before = None if row is None else str(row[0])
                 if before is not None:
@@ -121,7 +124,7 @@ class PgConversations(PgHistory):
                     "INSERT INTO toolnexus_sessions (key, id, started, ended, model, soul, "
                     "title, origin, digest) VALUES (%s, %s, %s, %s, NULL, '', %s, 'import', %s)",
                     (
-                        self.key,
+                        self.db.key,
                         item.session,
                         time,
                         time,
@@ -130,7 +133,7 @@ class PgConversations(PgHistory):
                     ),
                 )
                 cur.executemany(
-                    _INSERT_MESSAGE, _rows(self.key, item.session, 0, time, item.records)
+                    _INSERT_MESSAGE, _rows(self.db.key, item.session, 0, time, item.records)
                 )
                 seen[item.digest] = item.session
                 out.append((item.session, True))
@@ -138,53 +141,53 @@ class PgConversations(PgHistory):
 
     def sessions(self, *, limit: int | None = None) -> list[Meta]:
         """Saved sessions, the most recently started first."""
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             rows = conn.execute(
                 f"SELECT {_META} FROM toolnexus_sessions s WHERE s.key = %s "
                 "ORDER BY s.started DESC, s.id DESC LIMIT %s",
-                (self.key, limit),
+                (self.db.key, limit),
             ).fetchall()
         return [_meta(row) for row in rows]
 
     def latest(self) -> Meta | None:
         """The session whose last message was saved most recently, or None."""
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             row = conn.execute(
                 f"SELECT {_META} FROM toolnexus_sessions s WHERE s.key = %s "
                 "ORDER BY s.ended DESC, s.started DESC LIMIT 1",
-                (self.key,),
+                (self.db.key,),
             ).fetchone()
         return None if row is None else _meta(row)
 
     def match_ids(self, prefix: str) -> list[str]:
         """The ids of saved sessions that start with `prefix` (an exact id matches alone)."""
         prefix = scrub(prefix)
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             rows = conn.execute(
                 "SELECT id FROM toolnexus_sessions WHERE key = %s AND "
                 "(id = %s OR left(id, %s) = %s) ORDER BY id <> %s, id LIMIT 10",
-                (self.key, prefix, len(prefix), prefix, prefix),
+                (self.db.key, prefix, len(prefix), prefix, prefix),
             ).fetchall()
         ids = [str(row[0]) for row in rows]
         return ids[:1] if ids and ids[0] == prefix else ids
 
     def meta(self, session: str) -> Meta | None:
         """One saved session's row, or None."""
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             row = conn.execute(
                 f"SELECT {_META} FROM toolnexus_sessions s WHERE s.key = %s AND s.id = %s",
-                (self.key, session),
+                (self.db.key, session),
             ).fetchone()
         return None if row is None else _meta(row)
 
     def messages(self, session: str) -> list[Stored]:
         """A saved session's messages, in order."""
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             rows = conn.execute(
                 "SELECT seq, time, role, name, data, is_error, input_tokens, output_tokens, "
                 "cache_read_tokens, cache_write_tokens FROM toolnexus_messages "
                 "WHERE key = %s AND session = %s ORDER BY seq",
-                (self.key, session),
+                (self.db.key, session),
             ).fetchall()
         return [
             Stored(seq, time, role, name, data, bool(err), None if a is None else (a, b, c, d))
@@ -193,29 +196,31 @@ class PgConversations(PgHistory):
 
     def remove(self, session: str) -> int:
         """Delete a saved session and its messages for good; how many messages it had."""
-        with self._connection() as conn, conn.transaction():
+        with self.db.connection() as conn, conn.transaction():
             count = conn.execute(
                 "DELETE FROM toolnexus_messages WHERE key = %s AND session = %s",
-                (self.key, session),
+                (self.db.key, session),
             ).rowcount
             conn.execute(
-                "DELETE FROM toolnexus_sessions WHERE key = %s AND id = %s", (self.key, session)
+                "DELETE FROM toolnexus_sessions WHERE key = %s AND id = %s", (self.db.key, session)
             )
         return int(count)
 
     def has_any(self) -> bool:
         """Whether there is anything to recall: a saved session or a memory change."""
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             row = conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM toolnexus_sessions WHERE key = %(k)s) OR "
                 "EXISTS (SELECT 1 FROM toolnexus_changes WHERE key = %(k)s)",
-                {"k": self.key},
+                {"k": self.db.key},
             ).fetchone()
         return bool(row and row[0])
 
     def search(self, words: str, *, limit: int, exclude: str | None = None) -> list[Found]:
         """The best `limit` hits for `words` among saved messages (leaving out the session
         `exclude`) and the memory history: every word, else any; best first."""
+        if not _WORDY.search(words):
+            return []  # nothing to search for (punctuation, or nothing at all)
         for query in (_EVERY, _ANY):
             found = self._search(query, words, limit, exclude)
             if found:
@@ -223,8 +228,8 @@ class PgConversations(PgHistory):
         return []
 
     def _search(self, query: str, words: str, limit: int, exclude: str | None) -> list[Found]:
-        params = {"key": self.key, "words": scrub(words), "limit": limit, "exclude": exclude}
-        with self._connection() as conn:
+        params = {"key": self.db.key, "words": scrub(words), "limit": limit, "exclude": exclude}
+        with self.db.connection() as conn:
             messages = conn.execute(
                 f"WITH q AS (SELECT {query} AS q) SELECT seq, session, time, role, text, "
                 f"ts_headline('english', text, q.q, {_HEADLINE}), ts_rank(words, q.q) "
@@ -261,14 +266,14 @@ class PgConversations(PgHistory):
     def sessions_holding(self, texts: Sequence[str]) -> list[str]:
         """The ids of saved sessions with a message that contains one of `texts` (any case)."""
         found: set[str] = set()
-        with self._connection() as conn:
+        with self.db.connection() as conn:
             for text in map(scrub, texts):
                 if not text.strip():
                     continue
                 rows = conn.execute(
                     "SELECT DISTINCT session, text FROM toolnexus_messages "
                     "WHERE key = %s AND strpos(lower(text), lower(%s)) > 0",
-                    (self.key, text),
+                    (self.db.key, text),
                 ).fetchall()
                 found.update(str(s) for s, body in rows if text.casefold() in body.casefold())
         return sorted(found)
