@@ -74,6 +74,18 @@ class Block:
 Parts = tuple[tuple[bool, ...], tuple[str, ...], tuple[str, ...]]
 
 
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What a document counts of its notes, carried over by an edit that splices it
+    (`_splice`) instead of being counted again: characters as the soul shows them,
+    extra copies, empty entries, and its prose (None: not joined yet)."""
+
+    chars: int
+    dups: int
+    empties: int
+    prose: str | None
+
+
 class MemoryDocument:
     """A parsed memory file; immutable, so a snapshot never changes under a reader.
 
@@ -159,6 +171,17 @@ class MemoryDocument:
 
     def __repr__(self) -> str:
         return f"MemoryDocument(blocks={self.blocks!r}, bom={self.bom!r}, newline={self.newline!r})"
+
+    @property
+    def parts(self) -> Parts:
+        """The blocks as three columns: whether each is an entry, its raw lines, its text."""
+        return self._kinds, self._raws, self._texts
+
+    @property
+    def tally(self) -> Tally:
+        """What the document counts of its notes (counted once, then kept)."""
+        note_forms(self)
+        return Tally(chars=self._chars, dups=self._dups, empties=self._empties, prose=self._prose)
 
     @property
     def blocks(self) -> tuple[Block, ...]:

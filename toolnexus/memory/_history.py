@@ -130,7 +130,7 @@ class History:
                     )
             return _undo(chosen, doc, data, file, reader.state_before(chosen))
 
-        return file._commit(change, source=self._source(f"undo={row.change.id}"))
+        return file.commit(change, source=self._source(f"undo={row.change.id}"))
 
     @_guarded
     def restore(self, id: int) -> str:
@@ -171,7 +171,7 @@ class History:
             )
             return kept, message, (pending,)
 
-        return file._commit(change, source=self._source(f"restore={id}"))
+        return file.commit(change, source=self._source(f"restore={id}"))
 
     @_guarded
     def compact(self, *, keep_days: int) -> str:

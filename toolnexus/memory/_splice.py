@@ -64,7 +64,7 @@ def _splice(
     text is parsed again (and `derived` dropped), so a document is always what
     a parse of its text gives.
     """
-    kinds, raws, texts = doc._kinds, doc._raws, doc._texts
+    kinds, raws, texts = doc.parts
     mid = list(new)
     lo, hi = start, stop
     left = lo > 0 and not kinds[lo - 1]
@@ -121,7 +121,7 @@ def _reaches(entry_before: bool, entry_after: bool, after: str) -> bool:
 
 def _last_entry(doc: MemoryDocument) -> int:
     """The index of the last entry, or -1."""
-    kinds = doc._kinds
+    kinds = doc.parts[0]
     return len(kinds) - 1 - kinds[::-1].index(True) if True in kinds else -1
 
 
@@ -131,7 +131,7 @@ def append_entry(doc: MemoryDocument, text: str) -> MemoryDocument:
     Keeping new entries next to the existing list keeps a person's footer prose
     at the bottom, where they put it.
     """
-    raws = doc._raws
+    raws = doc.parts[1]
     at = _last_entry(doc) + 1 or len(raws)
     raw = format_entry(text)
     if at and not raws[at - 1].endswith("\n"):
@@ -139,7 +139,8 @@ def append_entry(doc: MemoryDocument, text: str) -> MemoryDocument:
         return _reparsed(doc, [*raws[: at - 1], raws[at - 1] + "\n", raw, *raws[at:]])
     forms = dict(note_forms(doc))
     key = nfc(text)
-    derived: dict[str, Any] = {"chars": doc._chars, "dups": doc._dups, "empties": doc._empties}
+    tally = doc.tally
+    derived: dict[str, Any] = {"chars": tally.chars, "dups": tally.dups, "empties": tally.empties}
     if not key.strip():
         derived["empties"] += 1
     elif key in forms:
@@ -147,15 +148,15 @@ def append_entry(doc: MemoryDocument, text: str) -> MemoryDocument:
     else:
         forms[key] = text
         derived["chars"] += len(raw)
-    return _splice(doc, at, at, [(True, raw, text)], forms=forms, prose=doc._prose, **derived)
+    return _splice(doc, at, at, [(True, raw, text)], forms=forms, prose=tally.prose, **derived)
 
 
 def _only_copy(doc: MemoryDocument, key: str) -> int | None:
     """The index of the one entry holding the note `key`; None when not exactly one."""
     forms = note_forms(doc)
-    if key not in forms or doc._dups:
+    if key not in forms or doc.tally.dups:
         return None
-    kinds, texts, stored = doc._kinds, doc._texts, forms[key]
+    kinds, texts, stored = doc.parts[0], doc.parts[2], forms[key]
     at: int = texts.index(stored)
     while not kinds[at]:  # prose with the same text as the entry: look further
         at = texts.index(stored, at + 1)
@@ -170,7 +171,7 @@ def replace_entries(doc: MemoryDocument, old: str, new: str) -> MemoryDocument:
     if at is None or not now.strip() or (now != key and now in forms):
         gone = positions(doc, key)
         first, rest = (gone[0], set(gone[1:])) if gone else (-1, set())
-        raws = [format_entry(new) if i == first else r for i, r in enumerate(doc._raws)]
+        raws = [format_entry(new) if i == first else r for i, r in enumerate(doc.parts[1])]
         return _reparsed(doc, [r for i, r in enumerate(raws) if i not in rest])
     raw = format_entry(new)
     if now == key:
@@ -178,17 +179,17 @@ def replace_entries(doc: MemoryDocument, old: str, new: str) -> MemoryDocument:
         changed[key] = new
     else:  # the note keeps its place in the order
         changed = {(now if k == key else k): (new if k == key else v) for k, v in forms.items()}
-    chars = doc._chars + len(raw) - len(doc._raws[at])
+    tally = doc.tally
     return _splice(
         doc,
         at,
         at + 1,
         [(True, raw, new)],
         forms=changed,
-        chars=chars,
+        chars=tally.chars + len(raw) - len(doc.parts[1][at]),
         dups=0,
-        empties=doc._empties,
-        prose=doc._prose,
+        empties=tally.empties,
+        prose=tally.prose,
     )
 
 
@@ -198,20 +199,20 @@ def remove_entries(doc: MemoryDocument, old: str) -> MemoryDocument:
     at = _only_copy(doc, key)
     if at is None:
         gone = set(positions(doc, key))
-        return _reparsed(doc, [r for i, r in enumerate(doc._raws) if i not in gone])
+        return _reparsed(doc, [r for i, r in enumerate(doc.parts[1]) if i not in gone])
     forms = dict(note_forms(doc))
     del forms[key]
-    chars = doc._chars - len(doc._raws[at])
+    tally = doc.tally
     return _splice(
         doc,
         at,
         at + 1,
         [],
         forms=forms,
-        chars=chars,
+        chars=tally.chars - len(doc.parts[1][at]),
         dups=0,
-        empties=doc._empties,
-        prose=doc._prose,
+        empties=tally.empties,
+        prose=tally.prose,
     )
 
 
@@ -220,8 +221,6 @@ def drop_empty(doc: MemoryDocument) -> MemoryDocument:
     if not doc.empties:
         return doc
     keep = [
-        r
-        for is_entry, r, t in zip(doc._kinds, doc._raws, doc._texts, strict=True)
-        if not (is_entry and not t.strip())
+        r for is_entry, r, t in zip(*doc.parts, strict=True) if not (is_entry and not t.strip())
     ]
     return _reparsed(doc, keep)

@@ -201,11 +201,11 @@ class MemoryStore:
                 self.dir, self.target, plan.ops[0].text, kept[-1], self.scanner, fsync=self.fsync
             )
 
-        return self._commit(
+        return self.commit(
             change, source=source, cancel=cancel, then=then if trust else None, trust=trust
         )
 
-    def _commit(
+    def commit(
         self,
         change: FileEdit,
         *,
@@ -214,8 +214,17 @@ class MemoryStore:
         then: Callable[[], str] | None = None,
         trust: bool = False,
     ) -> str:
-        """Run `change` where the home keeps this file (its store, chosen from its
-        settings now): the same edit, limits and messages in any store."""
+        """Run `change` on this file as read under its lock, in the store the home keeps it
+        in (chosen from its settings now), and record it with `source`; its message.
+
+        What add / replace / remove, undo and restore share: the same edit, limits
+        and messages in any store. `then` runs once the file is in place; `trust`
+        refuses a store that keeps no trust marks.
+
+        Raises:
+            MemoryEditError: what `change` raises, or `io` when the store refuses the
+                write; `cancelled` when `cancel` was set first. Nothing is written.
+        """
         try:
             store = home_store(self.dir, find_identity(self.dir))
             if trust and not store.keeps_trust_marks:

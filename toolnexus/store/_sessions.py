@@ -9,7 +9,7 @@ and, apart, the text recall searches. The conversation types are a layer above
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "Meta",
     "Record",
     "Stored",
+    "import_each",
     "scrub",
     "title_of",
 ]
@@ -121,3 +122,28 @@ class Found:
     snippet: str
     text: str
     rank: float
+
+
+def import_each(
+    batch: Sequence[Imported],
+    *,
+    known: Callable[[str], str | None],
+    insert: Callable[[Imported], None],
+) -> list[tuple[str, bool]]:
+    """The import rule both stores share; for each conversation, `(id, new)`.
+
+    A conversation whose messages were imported before (its digest is `known` to
+    the store, or came earlier in this batch) keeps the id it got then and is not
+    saved again; each new one is `insert`ed under its own id.
+    """
+    out: list[tuple[str, bool]] = []
+    seen: dict[str, str] = {}
+    for item in batch:
+        before = seen.get(item.digest) or known(item.digest)
+        if before is not None:
+            out.append((before, False))
+            continue
+        insert(item)
+        seen[item.digest] = item.session
+        out.append((item.session, True))
+    return out

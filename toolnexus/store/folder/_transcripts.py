@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._records import now
-from .._sessions import Imported, Meta, Record, Stored, scrub, title_of
+from .._sessions import Imported, Meta, Record, Stored, import_each, scrub, title_of
 from ._state import State
 
 __all__ = [
@@ -112,28 +112,22 @@ def import_conversations(state: State, batch: Sequence[Imported]) -> list[tuple[
     """Save imported conversations in one transaction; for each, `(id, new)`: a
     conversation imported before keeps the id it got then and is not saved again."""
     time = now()
-    out: list[tuple[str, bool]] = []
-    seen: dict[str, str] = {}
     rows: list[tuple[Any, ...]] = []
     with state.transaction() as conn:
-        for item in batch:
-            before = seen.get(item.digest)
-            if before is None:
-                row = conn.execute(
-                    "SELECT id FROM sessions WHERE digest = ?", (item.digest,)
-                ).fetchone()
-                before = None if row is None else str(row[0])
-            if before is not None:
-                out.append((before, False))
-                continue
+
+        def known(digest: str) -> str | None:
+            row = conn.execute("SELECT id FROM sessions WHERE digest = ?", (digest,)).fetchone()
+            return None if row is None else str(row[0])
+
+        def insert(item: Imported) -> None:
             conn.execute(
                 "INSERT INTO sessions (id, started, ended, model, soul, title, origin, digest) "
                 "VALUES (?, ?, ?, NULL, '', ?, 'import', ?)",
                 (item.session, time, time, item.title or title_of(item.records), item.digest),
             )
             rows.extend(_rows(item.session, 0, time, item.records))  # a new id: seq from 1
-            seen[item.digest] = item.session
-            out.append((item.session, True))
+
+        out = import_each(batch, known=known, insert=insert)
         _insert_rows(conn, rows)
     return out
 

@@ -12,7 +12,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._records import now
-from .._sessions import SNIPPET_TOKENS, Found, Imported, Meta, Record, Stored, scrub, title_of
+from .._sessions import (
+    SNIPPET_TOKENS,
+    Found,
+    Imported,
+    Meta,
+    Record,
+    Stored,
+    import_each,
+    scrub,
+    title_of,
+)
 from ._connection import PgConnection
 
 __all__ = ["PgTalk"]
@@ -107,37 +117,26 @@ class PgTalk:
     def import_conversations(self, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
         """Save imported conversations in one transaction; for each, `(id, new)` (the
         same messages imported before keep the id they got then)."""
-        time, out, seen = now(), list[tuple[str, bool]](), dict[str, str]()
+        time, key = now(), self.db.key
         with self.db.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            for item in batch:
-                before = seen.get(item.digest)
-                if before is None:
-                    row = conn.execute(
-                        "SELECT id FROM toolnexus_sessions WHERE key = %s AND digest = %s",
-                        (self.db.key, item.digest),
-                    ).fetchone()
-                    before = None if row is None else str(row[0])
-                if before is not None:
-                    out.append((before, False))
-                    continue
+
+            def known(digest: str) -> str | None:
+                row = conn.execute(
+                    "SELECT id FROM toolnexus_sessions WHERE key = %s AND digest = %s",
+                    (key, digest),
+                ).fetchone()
+                return None if row is None else str(row[0])
+
+            def insert(item: Imported) -> None:
+                title = scrub(item.title or title_of(item.records))
                 conn.execute(
                     "INSERT INTO toolnexus_sessions (key, id, started, ended, model, soul, "
                     "title, origin, digest) VALUES (%s, %s, %s, %s, NULL, '', %s, 'import', %s)",
-                    (
-                        self.db.key,
-                        item.session,
-                        time,
-                        time,
-                        scrub(item.title or title_of(item.records)),
-                        item.digest,
-                    ),
+                    (key, item.session, time, time, title, item.digest),
                 )
-                cur.executemany(
-                    _INSERT_MESSAGE, _rows(self.db.key, item.session, 0, time, item.records)
-                )
-                seen[item.digest] = item.session
-                out.append((item.session, True))
-        return out
+                cur.executemany(_INSERT_MESSAGE, _rows(key, item.session, 0, time, item.records))
+
+            return import_each(batch, known=known, insert=insert)
 
     def sessions(self, *, limit: int | None = None) -> list[Meta]:
         """Saved sessions, the most recently started first."""
