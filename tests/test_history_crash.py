@@ -65,7 +65,7 @@ ZYGOTE = textwrap.dedent(
     import os, random, signal, sys, time
     from pathlib import Path
     from toolnexus.scanner._engine import ALL_RULES
-    from toolnexus.memory._tool import MemoryStore
+    from toolnexus.memory import MemoryStore
 
     for rule in ALL_RULES:
         rule.pattern  # compiled before forking, as in a long-lived writer

@@ -30,7 +30,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from toolnexus.memory._tool import MemoryStore
+    from toolnexus.memory import MemoryStore
 
     folder, prefix, count, fsync = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     store = MemoryStore(Path(folder), "self", limit=10_000_000, fsync=fsync == "1")

@@ -42,7 +42,7 @@ for n in range(count):
 #: commit (the store checks `cancel` there), and waits to be killed.
 STALLER = """
 import sys, time
-from toolnexus.memory._tool import MemoryStore
+from toolnexus.memory import MemoryStore
 
 class Stall:
     def is_set(self):
