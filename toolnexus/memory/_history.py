@@ -89,9 +89,9 @@ class History:
             return []
         return records.log(target, limit=limit, grep=grep)
 
-    def _sync(self, store: Store, target: str) -> None:
+    def _sync(self, store: Store, target: Target) -> None:
         """Record a version of the file someone else wrote, before reading the history."""
-        store.sync(target, limit=self._file(target).limit)  # type: ignore[arg-type]
+        store.sync(target, limit=resolve_limits(self.dir).for_target(target))
 
     # -- writing -------------------------------------------------------------------
 
@@ -268,7 +268,7 @@ class History:
         return f"{'python' if context is None else context.source()} {what}"
 
 
-def _targets(target: Target | None) -> tuple[str, ...]:
+def _targets(target: Target | None) -> tuple[Target, ...]:
     if target is None:
         return tuple(MEMORY_FILES)
     if target not in MEMORY_FILES:
