@@ -37,7 +37,7 @@ from ._door import (
     decode,
 )
 from ._identity import Identity, MemoryLimits, Target
-from ._identity_file import find_identity, load_identity
+from ._identity_file import find_identity, load_identity, resolve_limits
 from ._memo import memo, parsed, remembered
 from ._skill import Skill, SkillInfo, parse_skill
 from ._template import DEFAULT_TEMPLATE, compile_template
@@ -203,10 +203,9 @@ def home_scanner(
 def _limits(home: Path) -> MemoryLimits:
     """The home's memory limits, or the defaults when IDENTITY.md is absent or broken."""
     try:
-        found = find_identity(home)
+        return resolve_limits(home)
     except HomeError:
-        found = None
-    return MemoryLimits() if found is None else found[1].config.memory_limits
+        return MemoryLimits()
 
 
 def load_template(home: Path) -> tuple[str | None, jinja2.Template | str | None]:

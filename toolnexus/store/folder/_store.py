@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,18 +23,16 @@ from ...home._identity_file import resolve_limits
 from ...home._memo import parsed
 from ...memory._document import MemoryDocument, parse_memory
 from .._protocol import Edit, Outcome
-from .._records import Change, Row
-from .._sessions import Found, Imported, Meta, Record, Stored
 from .._snapshot import CHANGES, MESSAGES, SESSIONS, Snapshot
 
 if TYPE_CHECKING:
-    from ._state import State
+    from ._database import FolderRecords, FolderTalk
 
-# The SQLite parts (`_files`, `_state`, `_changes`, `_transcripts`, `_search`) are
-# imported where they are used: composing a soul reads the memory files alone, and
-# `toolnexus soul` loads no sqlite3.
+# The SQLite parts (`_files`, `_state`, `_database`) are imported where they are
+# used: composing a soul reads the memory files alone, and `toolnexus soul` loads
+# no sqlite3.
 
-__all__ = ["FolderRecords", "FolderStore", "FolderTalk"]
+__all__ = ["FolderStore"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +124,7 @@ class FolderStore:
 
     def records(self) -> FolderRecords | None:
         """The memory history in `.toolnexus/state.db` (None: no database yet)."""
+        from ._database import FolderRecords
         from ._state import open_state
 
         state = open_state(self.dir, create=False)
@@ -134,6 +133,7 @@ class FolderStore:
     def talk(self, *, create: bool = False) -> FolderTalk | None:
         """The saved conversations in `.toolnexus/state.db` (None: no database yet, and
         not `create`)."""
+        from ._database import FolderTalk
         from ._state import open_state
 
         state = open_state(self.dir, create=create)
@@ -216,144 +216,6 @@ class FolderStore:
                 f"INSERT INTO messages ({MESSAGES}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 snapshot.messages,
             )
-
-
-class FolderRecords:
-    """The memory history in the home's state database (made by `FolderStore.records`,
-    which has loaded the SQLite parts by then)."""
-
-    __slots__ = ("state",)
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-
-    def log(self, target: str | None, *, limit: int | None, grep: str | None) -> list[Change]:
-        from . import _changes
-
-        return _changes.history(self.state, target, limit=limit, grep=grep)
-
-    def find_change(self, id: int) -> Row | None:
-        from . import _changes
-
-        return _changes.find(self.state, id)
-
-    def latest_change(self, target: str) -> Row | None:
-        from . import _changes
-
-        return _changes.latest(self.state, target)
-
-    def state_before(self, row: Row) -> bytes | None:
-        from . import _changes
-
-        return _changes.state_before(self.state, row)
-
-    def state_bytes(self, dig: str) -> bytes | None:
-        from . import _changes
-
-        return _changes.state_bytes(self.state, dig)
-
-    def forget(self, id: int) -> tuple[Row, list[int], int] | None:
-        from . import _changes
-
-        return _changes.forget(self.state, id)
-
-    def compact(self, keep_days: int) -> tuple[int, int]:
-        from . import _changes
-
-        return _changes.compact(self.state, keep_days)
-
-    def size(self) -> tuple[str, int] | None:
-        """The database file's size with its write-ahead log, as `compact` reports it."""
-        from ._state import DB_NAME
-
-        total = 0
-        for suffix in ("", "-wal"):
-            try:
-                total += os.stat(f"{self.state.path}{suffix}").st_size
-            except FileNotFoundError:
-                continue
-        return DB_NAME, total
-
-
-class FolderTalk:
-    """The saved conversations in the home's state database."""
-
-    __slots__ = ("state",)
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-
-    def save(
-        self,
-        *,
-        session: str,
-        model: str | None,
-        soul: str,
-        records: Sequence[Record],
-        create: bool = True,
-    ) -> bool:
-        from . import _transcripts
-
-        return _transcripts.save(
-            self.state, session=session, model=model, soul=soul, records=records, create=create
-        )
-
-    def import_conversations(self, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
-        from . import _transcripts
-
-        return _transcripts.import_conversations(self.state, batch)
-
-    def sessions(self, *, limit: int | None = None) -> list[Meta]:
-        from . import _transcripts
-
-        return _transcripts.sessions(self.state, limit=limit)
-
-    def latest(self) -> Meta | None:
-        from . import _transcripts
-
-        return _transcripts.latest(self.state)
-
-    def match_ids(self, prefix: str) -> list[str]:
-        from . import _transcripts
-
-        return _transcripts.match_ids(self.state, prefix)
-
-    def meta(self, session: str) -> Meta | None:
-        from . import _transcripts
-
-        return _transcripts.meta(self.state, session)
-
-    def messages(self, session: str) -> list[Stored]:
-        from . import _transcripts
-
-        return _transcripts.messages(self.state, session)
-
-    def remove(self, session: str) -> int:
-        from . import _transcripts
-
-        return _transcripts.remove(self.state, session)
-
-    def has_any(self) -> bool:
-        from . import _transcripts
-
-        return _transcripts.has_any(self.state)
-
-    def search(self, words: str, *, limit: int, exclude: str | None = None) -> list[Found]:
-        """Every word first; when that finds nothing, any of them."""
-        from . import _search
-
-        queries = _search.fts_queries(words)
-        if queries is None:
-            return []
-        found = _search.search(self.state, queries[0], limit=limit, exclude=exclude)
-        if not found:
-            found = _search.search(self.state, queries[1], limit=limit, exclude=exclude)
-        return found
-
-    def sessions_holding(self, texts: Sequence[str]) -> list[str]:
-        from . import _search
-
-        return _search.sessions_holding(self.state, texts)
 
 
 def _parse_memory(text: str, path: Path) -> MemoryDocument:

@@ -1,0 +1,117 @@
+"""The folder's state database as the `Store` seam sees it: `FolderRecords` (the memory
+history) and `FolderTalk` (saved conversations), each over one open `State`.
+
+Apart from `_store` so that SQLite loads only when `FolderStore.records` or
+`FolderStore.talk` is first called: composing a soul reads files alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from .._records import Change, Row
+from .._sessions import Found, Imported, Meta, Record, Stored
+from . import _changes, _search, _transcripts
+from ._state import DB_NAME, State
+
+__all__ = ["FolderRecords", "FolderTalk"]
+
+
+class FolderRecords:
+    """The memory history in the home's state database."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def log(self, target: str | None, *, limit: int | None, grep: str | None) -> list[Change]:
+        return _changes.history(self.state, target, limit=limit, grep=grep)
+
+    def find_change(self, id: int) -> Row | None:
+        return _changes.find(self.state, id)
+
+    def latest_change(self, target: str) -> Row | None:
+        return _changes.latest(self.state, target)
+
+    def state_before(self, row: Row) -> bytes | None:
+        return _changes.state_before(self.state, row)
+
+    def state_bytes(self, dig: str) -> bytes | None:
+        return _changes.state_bytes(self.state, dig)
+
+    def forget(self, id: int) -> tuple[Row, list[int], int] | None:
+        return _changes.forget(self.state, id)
+
+    def compact(self, keep_days: int) -> tuple[int, int]:
+        return _changes.compact(self.state, keep_days)
+
+    def size(self) -> tuple[str, int] | None:
+        """The database file's size with its write-ahead log, as `compact` reports it."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += os.stat(f"{self.state.path}{suffix}").st_size
+            except FileNotFoundError:
+                continue
+        return DB_NAME, total
+
+
+class FolderTalk:
+    """The saved conversations in the home's state database."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def save(
+        self,
+        *,
+        session: str,
+        model: str | None,
+        soul: str,
+        records: Sequence[Record],
+        create: bool = True,
+    ) -> bool:
+        return _transcripts.save(
+            self.state, session=session, model=model, soul=soul, records=records, create=create
+        )
+
+    def import_conversations(self, batch: Sequence[Imported]) -> list[tuple[str, bool]]:
+        return _transcripts.import_conversations(self.state, batch)
+
+    def sessions(self, *, limit: int | None = None) -> list[Meta]:
+        return _transcripts.sessions(self.state, limit=limit)
+
+    def latest(self) -> Meta | None:
+        return _transcripts.latest(self.state)
+
+    def match_ids(self, prefix: str) -> list[str]:
+        return _transcripts.match_ids(self.state, prefix)
+
+    def meta(self, session: str) -> Meta | None:
+        return _transcripts.meta(self.state, session)
+
+    def messages(self, session: str) -> list[Stored]:
+        return _transcripts.messages(self.state, session)
+
+    def remove(self, session: str) -> int:
+        return _transcripts.remove(self.state, session)
+
+    def has_any(self) -> bool:
+        return _transcripts.has_any(self.state)
+
+    def search(self, words: str, *, limit: int, exclude: str | None = None) -> list[Found]:
+        """Every word first; when that finds nothing, any of them."""
+        queries = _search.fts_queries(words)
+        if queries is None:
+            return []
+        found = _search.search(self.state, queries[0], limit=limit, exclude=exclude)
+        if not found:
+            found = _search.search(self.state, queries[1], limit=limit, exclude=exclude)
+        return found
+
+    def sessions_holding(self, texts: Sequence[str]) -> list[str]:
+        return _search.sessions_holding(self.state, texts)
