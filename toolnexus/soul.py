@@ -134,7 +134,7 @@ def compose_soul(
             `soul.md.j2` gives way to the default layout; each is a warning on the
             soul. Only a bad IDENTITY.md still raises: there is no persona without it.
         scanner: a classifier of your own (or a `Scanner`), run on memory after the built-in
-            scanner (`toolnexus.agents.scanner`); what it flags is withheld too.
+            scanner (`toolnexus.scanner`); what it flags is withheld too.
 
     Raises:
         HomeError: listing every problem found (each names the file, line or key, and rule).

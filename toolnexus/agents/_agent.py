@@ -385,7 +385,7 @@ def from_dir(
         max_tool_rounds: Tool rounds allowed per `send`.
         strict: `False` skips bad skills (as soul warnings) instead of raising.
         scanner: A classifier of your own (or a `Scanner`), added to the memory scanner for both
-            the memory tool's writes and the soul (see `toolnexus.agents.scanner`).
+            the memory tool's writes and the soul (see `toolnexus.scanner`).
 
     Raises:
         HomeError: when IDENTITY.md is missing or invalid, names an unknown

@@ -2,7 +2,7 @@
 
 add / replace / remove run through the very tool a model uses (same rules,
 same messages); log / undo / restore / compact / forget through
-`agents.history.History`. Every change made here is recorded with source `cli`.
+`memory.History`. Every change made here is recorded with source `cli`.
 """
 
 from __future__ import annotations

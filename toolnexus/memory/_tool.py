@@ -292,7 +292,7 @@ def memory_tool(
             be left out). Defaults: IDENTITY.md's `memory_limits` when `dir` has
             one, else the package defaults.
         scanner: a classifier of your own (or a `Scanner`), run on new text after the built-in
-            scanner (`toolnexus.agents.scanner`): what it flags is refused. The
+            scanner (`toolnexus.scanner`): what it flags is refused. The
             categories IDENTITY.md's `scanner: {off: [...]}` names are not checked.
 
     Raises:

@@ -13,7 +13,7 @@ The writer's protocol, under the memory file's lock: `sync` first (the file on
 disk differs from the last record's digest: someone else changed it, or a
 writer died between its write and its record; that version is recorded whole
 as an `outside-edit`), then the write, then `record`. Nothing here touches a
-memory file: `memory.MemoryStore` does, and calls these.
+memory file: the folder's writer (`_files`) does, and calls these.
 """
 
 from __future__ import annotations
