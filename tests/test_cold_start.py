@@ -17,7 +17,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -226,8 +225,7 @@ def without_needs(rule: _safety.Rule) -> _safety.Rule:
 
 def scan_every_rule(text: str) -> tuple[str, ...]:
     """`scan_text` with no rule skipped: every pattern searched on every form it reads."""
-    with mock.patch.object(_safety, "ALL_RULES", tuple(map(without_needs, _safety.ALL_RULES))):
-        return _safety.scan_text(text)
+    return tuple(str(f) for f in _safety.scan(text, using=map(without_needs, _safety.rules())))
 
 
 def corpus() -> list[str]:
@@ -259,7 +257,7 @@ def test_skipping_by_needs_changes_no_verdict_on_the_suites_texts() -> None:
 def rule_words() -> list[str]:
     """The words the rules are built from, and the punctuation they look for."""
     words: set[str] = set()
-    for rule in _safety.ALL_RULES:
+    for rule in _safety.rules():
         source = re.sub(r"\\[sSwWbBdDZ]", " ", rule.source)
         words.update(re.findall(r"[^\W\d_][^\W_']+", source))
         words.update(rule.needs)
@@ -295,7 +293,7 @@ def test_every_rule_with_needs_is_skipped_for_an_ordinary_note() -> None:
     item = "Prefers short answers; the weekly sync is on Tuesdays at 10."
     tried = [
         rule.id
-        for rule in _safety.ALL_RULES
+        for rule in _safety.rules()
         if not rule.needs or any(word in _safety.skeleton(item) for word in rule.needs)
     ]
-    assert len(tried) <= len(_safety.ALL_RULES) // 3, tried
+    assert len(tried) <= len(_safety.rules()) // 3, tried

@@ -35,7 +35,7 @@ PUBLIC = [
 ]
 PUBLIC_MODULES = [importlib.import_module(name) for name in PUBLIC]
 #: Folders that only group private modules: they export nothing.
-GROUPING = ["toolnexus.scanner.rules", "toolnexus.store.folder", "toolnexus.store.postgres"]
+GROUPING = ["toolnexus.store.folder", "toolnexus.store.postgres"]
 
 
 def test_the_public_modules_are_the_modules_without_an_underscore() -> None:

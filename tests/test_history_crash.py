@@ -64,10 +64,10 @@ ZYGOTE = textwrap.dedent(
     """
     import os, random, signal, sys, time
     from pathlib import Path
-    from toolnexus.scanner._engine import ALL_RULES
+    from toolnexus.scanner._engine import rules
     from toolnexus.memory import MemoryStore
 
-    for rule in ALL_RULES:
+    for rule in rules():
         rule.pattern  # compiled before forking, as in a long-lived writer
     home, acks, kills, seed = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     rng = random.Random(seed)

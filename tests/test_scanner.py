@@ -224,7 +224,7 @@ def test_an_unknown_category_is_an_error_naming_it(tmp_path: Path) -> None:
     home = make_home(tmp_path, identity="scanner:\n  off: [secrets]\n")
     with pytest.raises(HomeError, match=r"IDENTITY.md:3: key 'scanner.off': unknown scanner "):
         compose_soul(home)
-    with pytest.raises(ArgumentError, match=r"unknown category 'nope'"):
+    with pytest.raises(ArgumentError, match=r"unknown scanner category or rule 'nope'"):
         Scanner(off=frozenset({"nope"}))
 
 

@@ -11,7 +11,7 @@ from pydantic.fields import FieldInfo
 
 from .._validation import field_errors
 from ..errors import ArgumentError, HomeError
-from ..scanner.rules._english import CATEGORIES
+from ..scanner._rulebook import off_error, unknown_off
 from ._frontmatter import split_frontmatter
 
 __all__ = [
@@ -121,11 +121,9 @@ class ScannerConfig(BaseModel):
     @field_validator("off")
     @classmethod
     def _known(cls, off: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [c for c in off if c not in CATEGORIES]
+        unknown = unknown_off(off)
         if unknown:
-            raise ValueError(
-                f"unknown scanner category {unknown[0]!r} (categories: {', '.join(CATEGORIES)})"
-            )
+            raise ValueError(off_error(unknown))
         return tuple(dict.fromkeys(off))
 
 

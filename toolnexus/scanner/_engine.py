@@ -13,7 +13,8 @@ each naming its category and the span it matched:
    digits read as letters, comments cut out;
 3. payloads (`_decode`): base64, hex, URL and HTML escapes, ROT13 and reversed
    text decoded and scanned in turn (two levels deep);
-4. rules by category (`scanner/rules/`), each run on the forms it reads.
+4. rules (data files in `scanner/rules/`, read by `_rulebook`), each run on the forms
+   it reads.
 
 Reading neighbours together (split attacks) is the caller's: `scan(joined,
 every=True)` gives every match with its span, which `_withhold` and the
@@ -31,36 +32,20 @@ from itertools import takewhile
 from ._decode import decoded
 from ._forms import Form, flags, forms, hidden_tag_text, is_ignorable, skeleton
 from ._forms import written as written_form
-from .rules._english import CATEGORIES, CLAUSE_START, RULES, Finding, Rule, compiled
-from .rules._languages import INTL_RULES
+from ._rule import CATEGORIES, Finding, Rule, compiled
+from ._rulebook import rulebook
 
-__all__ = ["ALL_RULES", "CATEGORIES", "RULES", "Finding", "Rule", "scan", "scan_text", "skeleton"]
+__all__ = ["CATEGORIES", "Finding", "Rule", "rules", "scan", "scan_text", "skeleton"]
 
 _MAX_DEPTH = 2
 #: The forms neighbours read together are read in.
 _MAIN_FORMS = ("skeleton", "written", "plain")
 
-# -- a rule that reads a phrase glued from spaced-out letters ----------------------------
 
-_GLUED = Rule(
-    id="glued",
-    category="instruction-override",
-    why="spells an instruction to the model letter by letter",
-    reads=("nospace",),
-    source=(
-        r"(?:ignore|disregard|forget|bypass|override)(?:all|any|the|your|of)*"
-        r"(?:previous|prior|above|earlier|system|original|initial)*"
-        r"(?:instructions?|rules|prompts?|guidelines|directives?)"
-        r"|youarenow|systemprompt|developermode|jailbreak|newinstructions"
-        r"|(?:reveal|print|show|repeat|leak)(?:me)?(?:your|the)(?:system)?(?:prompt|instructions)"
-        r"|(?:send|post|upload|forward|email|leak)(?:all|the|every|of|my|your|user'?s)*"
-        r"(?:conversations?|chats?|memory|secrets?|keys|tokens|passwords|credentials|files|data)"
-        r"|exfiltrat"
-    ),
-)
+def rules() -> tuple[Rule, ...]:
+    """Every built-in rule, in the order findings are reported (read once per process)."""
+    return rulebook().rules
 
-#: Every rule, in the order findings are reported.
-ALL_RULES: tuple[Rule, ...] = (*RULES[:1], *INTL_RULES, *RULES[1:], _GLUED)
 
 # -- characters --------------------------------------------------------------------------
 
@@ -152,7 +137,7 @@ _VIA = {
 
 def _excerpt(rule: Rule, found: str) -> tuple[str, int]:
     """What a finding shows of its match, and how many leading characters it cut."""
-    lead = compiled(CLAUSE_START).match(found)
+    lead = compiled(rulebook().pieces["clause-start"]).match(found)
     cut = lead.end() if lead is not None else 0
     shown = found[cut:]
     stripped = shown.lstrip(" \t\n.!?;:,(")
@@ -200,24 +185,33 @@ def _rule_findings(
                 if written.lower() == excerpt.lower():
                     excerpt = written
             seen.add(span)
-            found.append(Finding(rule.category, rule.why, span, excerpt, _VIA.get(name, "")))
+            found.append(
+                Finding(rule.category, rule.why, span, excerpt, _VIA.get(name, ""), rule.id)
+            )
         if found and not every:
             break
     return found
 
 
 def scan(
-    text: str, *, off: Iterable[str] = (), every: bool = False, _depth: int = 0
+    text: str,
+    *,
+    off: Iterable[str] = (),
+    every: bool = False,
+    using: Iterable[Rule] | None = None,
+    _depth: int = 0,
 ) -> tuple[Finding, ...]:
-    """Return why `text` may not enter a system prompt (empty: it may), one finding per rule.
+    """Return why `text` may not enter a system prompt (empty: it may), one finding per category.
 
-    `off` names categories to leave out (IDENTITY.md `scanner: {off: [...]}`).
+    `off` names categories and rule ids to leave out (IDENTITY.md `scanner: {off: [...]}`);
+    `using` replaces the built-in rules (for tests and tools that study one rule).
     `every` is for neighbours read together (joined): every match of the rules,
     not just the first, so each maps back to the entries it spans, and only on
     the main forms: characters, hidden and encoded text and the other forms
     were read entry by entry.
     """
     off = frozenset(off)
+    tried = tuple(rules() if using is None else using)
     found: list[Finding] = []
     if every:
         # The main forms come first, and the others are only built when asked for.
@@ -225,30 +219,38 @@ def scan(
     else:
         found += _char_findings(text)
         for hidden in hidden_tag_text(text):
-            found += _inner(hidden.text, hidden.span, "tag characters", _depth)
+            found += _inner(hidden.text, hidden.span, "tag characters", _depth, off, tried)
         views = {form.name: form for form in forms(text)}
     lowered: dict[str, str] = {}
-    for rule in ALL_RULES:
-        found.extend(_rule_findings(rule, views, lowered, every))
+    for rule in tried:
+        if rule.id not in off and rule.category not in off:
+            found.extend(_rule_findings(rule, views, lowered, every))
     if not every and _depth < _MAX_DEPTH:
         for payload in decoded(text):
-            found += _inner(payload.text, payload.span, payload.via, _depth)
-    return tuple(f for f in _unique(found, every) if f.category not in off)
+            found += _inner(payload.text, payload.span, payload.via, _depth, off, tried)
+    return tuple(f for f in _unique(found, every) if f.category not in off and f.rule not in off)
 
 
-def _inner(text: str, span: tuple[int, int], via: str, depth: int) -> list[Finding]:
+def _inner(
+    text: str,
+    span: tuple[int, int],
+    via: str,
+    depth: int,
+    off: frozenset[str],
+    using: tuple[Rule, ...],
+) -> list[Finding]:
     """The findings of text hidden at `span` (decoded `via`), placed at that span; its
     characters were judged where it was hidden."""
     return [
         _moved(f, span, via)
-        for f in scan(text, _depth=depth + 1)
+        for f in scan(text, off=off, using=using, _depth=depth + 1)
         if f.category not in ("invisible-character", "control-character")
     ]
 
 
 def _moved(inner: Finding, span: tuple[int, int], via: str) -> Finding:
     how = via if not inner.via else f"{via}, then {inner.via}"
-    return Finding(inner.category, inner.why, span, inner.excerpt, how)
+    return Finding(inner.category, inner.why, span, inner.excerpt, how, inner.rule)
 
 
 def _unique(found: list[Finding], every: bool) -> list[Finding]:
@@ -267,5 +269,3 @@ def scan_text(text: str) -> tuple[str, ...]:
     """The reasons `text` is unsafe in a system prompt, as lines (empty: it is safe)."""
     return tuple(str(f) for f in scan(text))
 
-
-assert set(CATEGORIES) >= {r.category for r in ALL_RULES}

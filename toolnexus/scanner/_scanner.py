@@ -5,7 +5,7 @@ is on disk (files change behind the tool's back): a flagged entry is refused
 at write, withheld from the soul at compose (never deleted). `Scanner` runs
 the built-in layers (`scanner/_engine.py`: characters, normalised forms, decoded
 payloads, rules by category), then your classifier, leaves out the categories
-a home switches off (IDENTITY.md `scanner: {off: [...]}`), and reads
+and rules a home switches off (IDENTITY.md `scanner: {off: [...]}`), and reads
 neighbouring entries together so an instruction split over two entries is
 caught. Verdicts are memoised by text, so a write scans only what is new.
 """
@@ -19,7 +19,8 @@ from itertools import pairwise
 from ..errors import ArgumentError, ClassifierError
 from ..home._memo import remembered
 from ._engine import scan as _builtin_scan
-from .rules._english import CATEGORIES, Finding
+from ._rule import CATEGORIES, Finding
+from ._rulebook import off_error, unknown_off
 
 __all__ = ["CATEGORIES", "Classifier", "Finding", "Scanner", "Together"]
 
@@ -41,16 +42,16 @@ class Together:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Scanner:
-    """The built-in scanner, less the categories in `off`, plus your `classifier`.
+    """The built-in scanner, less the categories and rules in `off`, plus your `classifier`.
 
     Build one with `Scanner(off=..., classifier=...)` and pass it (or just a
     classifier) as `scanner=` to `memory_tool`, `compose_soul` and `from_dir`,
-    which add the categories the home's IDENTITY.md switches off. Two scanners
-    are equal when they switch off the same categories and hold the very same
+    which add what the home's IDENTITY.md switches off. Two scanners
+    are equal when they switch off the same names and hold the very same
     classifier object (which need not be hashable).
 
     Raises:
-        ArgumentError: when `off` names an unknown category (the known ones listed).
+        ArgumentError: when `off` names neither a category nor a rule id.
         TypeError: when `classifier` is not callable.
     """
 
@@ -66,12 +67,9 @@ class Scanner:
             )
         raw: object = self.off
         off = frozenset((raw,) if isinstance(raw, str) else self.off)
-        unknown = sorted(off - set(CATEGORIES))
+        unknown = unknown_off(sorted(off))
         if unknown:
-            raise ArgumentError(
-                f"scanner off: unknown categor{'y' if len(unknown) == 1 else 'ies'} "
-                f"{', '.join(map(repr, unknown))} (known: {', '.join(CATEGORIES)})"
-            )
+            raise ArgumentError(f"scanner off: {off_error(unknown)}")
         object.__setattr__(self, "off", off)
         object.__setattr__(self, "_key", (off, id(self.classifier)))
 
@@ -84,7 +82,7 @@ class Scanner:
         return hash(self._key)
 
     def with_off(self, off: Iterable[str]) -> Scanner:
-        """This scanner with the categories `off` switched off as well."""
+        """This scanner with the categories and rules in `off` switched off as well."""
         return Scanner(off=self.off | frozenset(off), classifier=self.classifier)
 
     def scan(self, text: str) -> tuple[Finding, ...]:
@@ -160,7 +158,7 @@ class Scanner:
                 raise TypeError(
                     f"scanner {self.classifier!r} returned {type(finding).__name__}, not a Finding"
                 )
-        return [f for f in got if f.category not in self.off]
+        return [f for f in got if f.category not in self.off and f.rule not in self.off]
 
     def _scan(self, text: str, every: bool) -> tuple[Finding, ...]:
         found = list(_builtin_scan(text, off=self.off, every=every))
