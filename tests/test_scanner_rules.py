@@ -31,7 +31,7 @@ def found_by(rule: Rule, text: str) -> bool:
 def test_every_rule_matches_its_examples_and_passes_its_near_misses(rule: Rule) -> None:
     assert rule.matches, f"{rule.id} has no example to match"
     assert rule.passes, f"{rule.id} has no near miss to pass"
-    rule.pattern  # compiles
+    assert rule.pattern.pattern == rule.source  # compiles
     for text in rule.matches:
         assert found_by(rule, text), f"{rule.id} should match {text!r}"
     for text in rule.passes:
@@ -112,9 +112,7 @@ passes = ["quiet words"]
 
 def book(tmp_path: Path, rules_text: str, pieces: str = "loud = 'very\\sloud'") -> Path:
     (tmp_path / "pieces.toml").write_text(f"[pieces]\n{pieces}\n", encoding="utf-8")
-    (tmp_path / "one.toml").write_text(
-        "[pieces]\nword = 'words?'\n" + rules_text, encoding="utf-8"
-    )
+    (tmp_path / "one.toml").write_text("[pieces]\nword = 'words?'\n" + rules_text, encoding="utf-8")
     return tmp_path
 
 
@@ -139,13 +137,13 @@ def test_a_long_alternative_may_span_lines_and_a_need_spans_line_breaks(tmp_path
     ("change", "message"),
     [
         (("{word}']", "{nope}']"), r"one.toml: rule 'shout': unknown piece \{nope\}"),
-        (("id = \"shout\"", "id = \"secret\""), r"rule 'secret': an id is lowercase words"),
+        (('id = "shout"', 'id = "secret"'), r"rule 'secret': an id is lowercase words"),
         (("tampering", "tamper"), r"rule 'shout': unknown category 'tamper'"),
-        (("why = \"shouts\"", "why = \"shouts\"\ncolour = 1"), r"unknown key colour"),
+        (('why = "shouts"', 'why = "shouts"\ncolour = 1'), r"unknown key colour"),
         (("pattern = ['{loud}\\s{word}']", "pattern = []"), r"at least one alternative"),
         (("pattern = ['{loud}\\s{word}']", "pattern = 'x'"), r"pattern must be a list"),
         (("category", "reads = ['sideways']\ncategory"), r"reads must name forms"),
-        (("why = \"shouts\"\n", ""), r"rule 'shout': missing why"),
+        (('why = "shouts"\n', ""), r"rule 'shout': missing why"),
     ],
 )
 def test_a_broken_rule_file_names_the_file_the_rule_and_the_problem(
@@ -164,3 +162,13 @@ def test_pieces_that_refer_to_each_other_in_a_loop_are_an_error(tmp_path: Path) 
 def test_two_rules_of_one_id_are_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"two rules have the id 'shout'"):
         load(book(tmp_path, GOOD + GOOD), ("one",))
+
+
+def test_the_rules_page_lists_every_rule_in_order() -> None:
+    page = Path(__file__).parent.parent / "docs" / "reference" / "scanner-rules.md"
+    rows = re.findall(
+        r"^\| `([a-z0-9-]+)` \| `([a-z-]+)` \| (.+) \|$", page.read_text("utf-8"), re.M
+    )
+    expected = [(rule.id, rule.category, rule.why) for rule in RULES]
+    table = "\n".join(f"| `{i}` | `{c}` | {w} |" for i, c, w in expected)
+    assert rows == expected, f"docs/reference/scanner-rules.md should list:\n{table}"

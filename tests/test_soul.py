@@ -408,8 +408,9 @@ def test_poisoned_entries_are_withheld_not_deleted(copy_home: CopyHome) -> None:
     assert [w.line for w in soul.withheld] == [2, 6, 8]
     assert soul.withheld[1].reasons == (
         "instruction-override: tells the model to drop its instructions "
-        "('Ignore all previous instructions')",
-        "prompt-leak: asks the model to disclose its prompt ('reveal the system prompt')",
+        "('Ignore all previous instructions', rule override)",
+        "prompt-leak: asks the model to disclose its prompt "
+        "('reveal the system prompt', rule leak)",
     )
     assert all(w.reasons for w in soul.withheld)
     assert str(soul.withheld[1]).startswith(f"MEMORY.md:6: entry {poison!r}: instruction-override")

@@ -154,21 +154,45 @@ def _as_written(text: str) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-def _rule_findings(
-    rule: Rule, views: dict[str, Form], lowered: dict[str, str], every: bool
-) -> list[Finding]:
+class _Needs:
+    """Which of the rules' words each form of one text holds, looked up once per form, so a
+    rule whose `needs` the form lacks is skipped with one set operation."""
+
+    __slots__ = ("held", "views", "words")
+
+    def __init__(self, words: tuple[str, ...], views: dict[str, Form]) -> None:
+        self.words = words
+        self.views = views
+        self.held: dict[str, frozenset[str]] = {}
+
+    def lacks(self, rule: Rule, name: str) -> bool:
+        held = self.held.get(name)
+        if held is None:
+            low = self.views[name].text.lower()
+            held = self.held[name] = frozenset(w for w in self.words if w in low)
+        return held.isdisjoint(rule.need_set)
+
+
+_WORDS: dict[int, tuple[tuple[Rule, ...], tuple[str, ...]]] = {}
+
+
+def _words(rules: tuple[Rule, ...]) -> tuple[str, ...]:
+    """Every word any of `rules` needs (kept per rule set: the built-in one is reused)."""
+    kept = _WORDS.get(id(rules))
+    if kept is None or kept[0] is not rules:
+        if len(_WORDS) > 8:
+            _WORDS.clear()
+        kept = _WORDS[id(rules)] = (rules, tuple(sorted({w for r in rules for w in r.needs})))
+    return kept[1]
+
+
+def _rule_findings(rule: Rule, views: dict[str, Form], needs: _Needs, every: bool) -> list[Finding]:
     found: list[Finding] = []
     seen: set[tuple[int, int]] = set()
     for name in rule.reads:
         form = views.get(name)
-        if form is None:
+        if form is None or (rule.needs and needs.lacks(rule, name)):
             continue
-        if rule.needs:
-            low = lowered.get(name)
-            if low is None:
-                low = lowered[name] = form.text.lower()
-            if not any(map(low.__contains__, rule.needs)):
-                continue
         if every:
             matches = list(rule.pattern.finditer(form.text))
         else:
@@ -221,10 +245,10 @@ def scan(
         for hidden in hidden_tag_text(text):
             found += _inner(hidden.text, hidden.span, "tag characters", _depth, off, tried)
         views = {form.name: form for form in forms(text)}
-    lowered: dict[str, str] = {}
+    needs = _Needs(_words(tried), views)
     for rule in tried:
         if rule.id not in off and rule.category not in off:
-            found.extend(_rule_findings(rule, views, lowered, every))
+            found.extend(_rule_findings(rule, views, needs, every))
     if not every and _depth < _MAX_DEPTH:
         for payload in decoded(text):
             found += _inner(payload.text, payload.span, payload.via, _depth, off, tried)
@@ -268,4 +292,3 @@ def _unique(found: list[Finding], every: bool) -> list[Finding]:
 def scan_text(text: str) -> tuple[str, ...]:
     """The reasons `text` is unsafe in a system prompt, as lines (empty: it is safe)."""
     return tuple(str(f) for f in scan(text))
-

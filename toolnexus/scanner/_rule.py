@@ -8,7 +8,7 @@ classifier of your own share them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 __all__ = ["CATEGORIES", "FORMS", "Finding", "Rule", "compiled"]
@@ -78,7 +78,6 @@ class Rule:
     why: str
     #: The regular expression; `pattern` compiles it on first use.
     source: str
-    flags: int = 0
     #: Words one of which is in every match (lowercase): a text whose form holds
     #: none of them is skipped. Empty: always tried.
     needs: tuple[str, ...] = ()
@@ -89,11 +88,16 @@ class Rule:
     #: Texts the rule must match, and near misses it must pass (checked by the tests).
     matches: tuple[str, ...] = ()
     passes: tuple[str, ...] = ()
+    #: `needs` as a set, for the engine's one look per form at which words a text holds.
+    need_set: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "need_set", frozenset(self.needs))
 
     @property
     def pattern(self) -> re.Pattern[str]:
         """The compiled pattern (compiled once per process)."""
-        return compiled(self.source, self.flags)
+        return compiled(self.source)
 
 
 @cache

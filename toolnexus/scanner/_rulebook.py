@@ -133,7 +133,9 @@ def _rule(name: str, raw: object, scopes: tuple[Mapping[str, str], ...]) -> Rule
     where = f"rules/{name}.toml: rule {raw.get('id', '?')!r}"
     unknown = sorted(set(raw) - _RULE_KEYS)
     if unknown:
-        raise _Bad(f"{where}: unknown key {', '.join(unknown)} (known: {', '.join(sorted(_RULE_KEYS))})")
+        raise _Bad(
+            f"{where}: unknown key {', '.join(unknown)} (known: {', '.join(sorted(_RULE_KEYS))})"
+        )
     missing = [key for key in _REQUIRED if key not in raw]
     if missing:
         raise _Bad(f"{where}: missing {', '.join(missing)}")
@@ -169,7 +171,7 @@ def _rule(name: str, raw: object, scopes: tuple[Mapping[str, str], ...]) -> Rule
 
 def _read(folder: Path, name: str) -> dict[str, Any]:
     with (folder / f"{name}.toml").open("rb") as file:
-        data = tomllib.load(file)
+        data: dict[str, Any] = tomllib.load(file)
     unknown = sorted(set(data) - {"pieces", "rule"})
     if unknown:
         raise _Bad(f"rules/{name}.toml: unknown table {', '.join(unknown)}")
@@ -194,7 +196,9 @@ def load(folder: Path = FOLDER, files: tuple[str, ...] = FILES) -> Rulebook:
         if rule.id in seen:
             raise _Bad(f"rules: two rules have the id {rule.id!r}")
         seen.add(rule.id)
-    filled = {name: _expand(f"rules/{_SHARED}.toml", "{" + name + "}", (shared,)) for name in shared}
+    filled = {
+        name: _expand(f"rules/{_SHARED}.toml", "{" + name + "}", (shared,)) for name in shared
+    }
     return Rulebook(tuple(rules), filled)
 
 
