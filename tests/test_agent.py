@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from toolnexus import Tool, define_tool
-from toolnexus.agents import Agent, Session, from_dir, memory_tool
-from toolnexus.agents._agent import BUILTIN_TOOLS, DEFAULT_MAX_TOOL_ROUNDS, Uses
+from toolnexus.agents import Agent, Session, Uses, from_dir, memory_tool
+from toolnexus.agents._agent import BUILTIN_TOOLS, DEFAULT_MAX_TOOL_ROUNDS
 from toolnexus.agents.models import ScriptedModel, ToolCall, ToolResultMessage, call
 from toolnexus.errors import AgentError, HomeError
 

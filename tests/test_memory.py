@@ -15,7 +15,8 @@ from toolnexus.agents import Home
 from toolnexus.errors import ArgumentError, HomeError, MemoryEditError, ToolnexusError
 from toolnexus.home import _writer as _store
 from toolnexus.home._identity import DEFAULT_MEMORY_LIMITS
-from toolnexus.memory._tool import MEMORY_FILES, MemoryStore, memory_tool, parse_memory
+from toolnexus.memory import MemoryStore, memory_tool, parse_memory
+from toolnexus.memory._tool import MEMORY_FILES
 from toolnexus.tools import Tool
 
 LOADS = "Saved now, loads next session (this session's system prompt does not change)."

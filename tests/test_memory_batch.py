@@ -11,9 +11,10 @@ import pytest
 
 from toolnexus.agents import Home
 from toolnexus.errors import MemoryEditError
+from toolnexus.memory import MemoryStore, memory_tool
 from toolnexus.memory._document import format_entry
 from toolnexus.memory._edit import restate
-from toolnexus.memory._tool import MemoryStore, Op, memory_tool
+from toolnexus.memory._tool import Op
 
 LOADS = "Saved now, loads next session (this session's system prompt does not change)."
 

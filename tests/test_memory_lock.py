@@ -20,7 +20,8 @@ from _waits import DEADLINE, finishes, holds_open, wait_until
 
 from toolnexus.errors import MemoryEditError
 from toolnexus.home import _writer as _store
-from toolnexus.memory._tool import MemoryStore, Op, memory_tool
+from toolnexus.memory import MemoryStore, memory_tool
+from toolnexus.memory._tool import Op
 
 HOLDER = """
 import fcntl, os, sys

@@ -13,8 +13,8 @@ import pytest
 from toolnexus.agents import Finding, Scanner, compose_soul, from_dir, memory_tool
 from toolnexus.cli import main
 from toolnexus.errors import ArgumentError, HomeError, MemoryEditError
-from toolnexus.memory import History
-from toolnexus.memory._tool import MemoryStore, Op
+from toolnexus.memory import History, MemoryStore
+from toolnexus.memory._tool import Op
 from toolnexus.memory._trust import trust_path
 from toolnexus.scanner._engine import scan
 

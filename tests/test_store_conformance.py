@@ -73,6 +73,14 @@ def test_its_differences_are_properties_not_branches(store: Store) -> None:
     assert store.forgotten_where  # a message names it either way
 
 
+def test_failures_pass_other_errors_through_untouched(store: Store) -> None:
+    with store.failures():
+        records = store.records()
+    assert records is None or records.log(None, limit=None, grep=None) == []
+    with pytest.raises(KeyError, match="not the store's"), store.failures():
+        raise KeyError("not the store's")
+
+
 # -- memory files ------------------------------------------------------------------------
 
 

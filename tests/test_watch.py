@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.agents import Home, Soul, from_dir, memory_tool
+from toolnexus.agents import Home, Soul, from_dir, memory_tool, watch_home
 from toolnexus.agents import _watch as watch_module
-from toolnexus.agents._watch import is_relevant, watch_home
+from toolnexus.agents._watch import is_relevant
 from toolnexus.agents.models import ScriptedModel, call
 from toolnexus.errors import HomeError
 

@@ -27,7 +27,6 @@ from ..scanner._scanner import DEFAULT
 from ..store._config import configured_store
 from ..store._protocol import Talk
 from ..store._sessions import Found, Imported, Meta
-from ..store.folder._state import state_errors
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
 
 __all__ = [
@@ -53,7 +52,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _errors(home: Path) -> Iterator[None]:
     """Report an unusable state database as a ConversationError (kind `state`)."""
     try:
-        with state_errors(home):
+        with configured_store(home).failures():
             yield
     except (HistoryError, StoreError, HomeError) as exc:
         raise ConversationError(str(exc), kind="state") from None

@@ -24,7 +24,6 @@ from ..home._identity_file import resolve_limits
 from ..store._config import configured_store
 from ..store._protocol import Outcome, Records, Store
 from ..store._records import Change, Pending, Row, digest, file_text, forgotten_texts
-from ..store.folder._state import state_dir, state_errors
 from ..tools import call_context
 from ._document import MemoryDocument, nfc, parse_memory
 from ._edit import LOADS, Op, Plan, quote
@@ -37,11 +36,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _guarded(method: F) -> F:
-    """Report a database SQLite refuses (busy, damaged, read-only) as a HistoryError."""
+    """Report a store's own failures (a database busy, damaged, read-only) as a HistoryError."""
 
     @functools.wraps(method)
     def guarded(self: History, *args: Any, **kwargs: Any) -> Any:
-        with state_errors(self.dir):
+        with configured_store(self.dir).failures():
             return method(self, *args, **kwargs)
 
     return cast(F, guarded)
@@ -248,7 +247,7 @@ class History:
         records = store.records()
         if records is None:
             raise HistoryError(
-                f"{state_dir(self.dir)}: no history yet (nothing was written through "
+                f"{store.where}: no history yet (nothing was written through "
                 "toolnexus in this home)",
                 kind="not_found",
             )

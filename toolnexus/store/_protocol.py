@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from ..home._identity import Target
@@ -187,6 +188,12 @@ class Store(Protocol):
 
     def talk(self, *, create: bool = False) -> Talk | None:
         """The saved conversations (None: none kept yet, and not `create`)."""
+        ...
+
+    def failures(self) -> AbstractContextManager[None]:
+        """Around a use of `records()` or `talk()`: the store's own failures (a database
+        that is busy, damaged or read-only) come out as `HistoryError` (kind `state`)
+        naming it, whichever store it is."""
         ...
 
     def snapshot(self) -> Snapshot:

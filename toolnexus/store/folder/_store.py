@@ -12,6 +12,7 @@ import os
 import threading
 import zlib
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -138,6 +139,12 @@ class FolderStore:
 
         state = open_state(self.dir, create=create)
         return None if state is None else FolderTalk(state)
+
+    def failures(self) -> AbstractContextManager[None]:
+        """SQLite refusing `.toolnexus/state.db` (busy, damaged, read-only) as a HistoryError."""
+        from ._state import state_errors  # sqlite3 only when the state is used
+
+        return state_errors(self.dir)
 
     async def notifications(self) -> AsyncIterator[None]:
         """Nothing to listen to: a folder's changes are seen by watching its files."""

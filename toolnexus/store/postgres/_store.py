@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -278,6 +279,11 @@ class PgStore:
     def talk(self, *, create: bool = False) -> PgTalk:
         """The saved conversations."""
         return PgTalk(self.db)
+
+    def failures(self) -> AbstractContextManager[None]:
+        """Nothing to do: the connection already reports the server's refusals as
+        StoreError, naming the database."""
+        return nullcontext()
 
     def notifications(self) -> AsyncIterator[None]:
         """Yield whenever a change to this persona is committed, by any process on any
