@@ -12,6 +12,7 @@ from pydantic.fields import FieldInfo
 from .._validation import field_errors
 from ..errors import ArgumentError, HomeError
 from ..scanner._rulebook import off_error, unknown_off
+from ..store._address import UNREADABLE, holds_password, read_address
 from ._frontmatter import split_frontmatter
 
 __all__ = [
@@ -175,11 +176,10 @@ def check_dsn(dsn: str) -> None:
     """
     if not dsn.startswith(("postgresql://", "postgres://")):
         raise ValueError("a store must be a postgresql:// address (the folder is the default)")
-    rest = dsn.split("://", 1)[1]
-    userinfo = rest.split("@", 1)[0] if "@" in rest.split("/", 1)[0] else ""
-    if ":" in userinfo or "password=" in dsn.lower():
+    if holds_password(dsn):
         raise ValueError(
             "a store address must not hold a password: set PGPASSWORD or use ~/.pgpass"
+            + ("" if read_address(dsn) is not None else f" ({UNREADABLE})")
         )
 
 

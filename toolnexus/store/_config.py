@@ -19,6 +19,7 @@ from ..errors import HomeError
 from ..home._door import IDENTITY_FILE
 from ..home._identity import Identity
 from ..home._identity_file import find_identity, load_identity
+from ._address import UNREADABLE, read_address
 from ._protocol import Store
 from .folder._store import FolderStore
 
@@ -46,6 +47,8 @@ def home_store(home: Path, found: tuple[str, Identity] | None) -> Store:
             f"{STORE_VARIABLE}: not a postgresql:// address (unset it to keep memory in "
             "the home's folder)"
         )
+    if dsn and read_address(dsn) is None:
+        raise HomeError(f"{STORE_VARIABLE}: {UNREADABLE}")
     if not dsn and (found is None or found[1].config.store is None):
         return FolderStore(home)
     if found is None:

@@ -18,9 +18,9 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from ...errors import StoreError
+from .._address import scrubbed, shown
 from ._migrations import MIGRATIONS, VERSION_TABLE
 
 if TYPE_CHECKING:
@@ -82,25 +82,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def describe(dsn: str) -> str:
-    """The DSN as messages show it: host, port and database, never a user or password
-    (a URL or `key=value` form; one that cannot be read shows as `postgresql://?`)."""
-    try:
-        import psycopg
-        from psycopg.conninfo import conninfo_to_dict  # libpq's own reading of it
-    except ImportError:  # without the extra: only the URL form can be read
-        try:
-            parts = urlsplit(dsn)
-            info = {"host": parts.hostname, "port": parts.port, "dbname": parts.path[1:]}
-        except ValueError:
-            return "postgresql://?"
-    else:
-        try:
-            info = dict(conninfo_to_dict(dsn))
-        except psycopg.Error:
-            return "postgresql://?"
-    host = str(info.get("host") or "localhost")
-    port = f":{info['port']}" if info.get("port") else ""
-    return f"postgresql://{host}{port}/{info.get('dbname') or ''}"
+    """The DSN as messages show it: hosts and database, never any part of a user or
+    password, however malformed it is."""
+    return shown(dsn)
 
 
 def pool_for(dsn: str) -> ConnectionPool[Any]:
@@ -241,11 +225,11 @@ class PgConnection:
                 kind="failed",
             ) from None
         except psycopg.Error as exc:
+            why = scrubbed(_first_line(exc), self.dsn)
             if not _lost(exc):
-                why = _first_line(exc)
                 raise StoreError(f"{self.where} refused: {why}", kind="failed") from None
             _down.add(self.dsn)
-            raise self._unreachable(_first_line(exc)) from None
+            raise self._unreachable(why) from None
 
     def _unreachable(self, why: str) -> StoreError:
         return StoreError(f"{self.where} is unreachable: {why}", kind="unreachable")
@@ -355,8 +339,8 @@ def _why_not(dsn: str, *, wait: float | None = None) -> str | None:
 
     try:
         psycopg.connect(dsn, connect_timeout=max(2, int(wait or timeout()))).close()
-    except psycopg.OperationalError as exc:
-        return _first_line(exc).removeprefix("connection failed: ")
+    except psycopg.Error as exc:
+        return scrubbed(_first_line(exc).removeprefix("connection failed: "), dsn)
     return None
 
 
