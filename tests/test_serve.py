@@ -356,6 +356,24 @@ def test_stdout_carries_protocol_messages_only(tmp_path: Path) -> None:
         pytest.param(
             ["{home}", "--transport", "http", "--port", "70000"], 2, "is not a port", id="port"
         ),
+        pytest.param(
+            ["{home}", "--transport", "http", "--token-file", "{home}/nope"],
+            2,
+            "cannot be read (No such file or directory)",
+            id="token-file-missing",
+        ),
+        pytest.param(
+            ["{home}", "--transport", "http", "--token-file", "{home}/IDENTITY.md", "--token", "t"],
+            2,
+            "give one of them",
+            id="token-twice",
+        ),
+        pytest.param(
+            ["{home}", "--token-file", "{home}/IDENTITY.md"],
+            2,
+            "--token-file: only with --transport http",
+            id="stdio-token-file",
+        ),
     ],
 )
 def test_a_bad_start_is_one_line_on_stderr(
@@ -382,6 +400,50 @@ def test_a_bad_start_is_one_line_on_stderr(
     assert says in line
 
 
+def test_an_empty_token_file_is_refused(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "ada")
+    empty = tmp_path / "token"
+    empty.write_text("\n\n", encoding="utf-8")
+    done = subprocess.run(
+        serve_cmd(home, "--transport", "http", "--port", "0", "--token-file", str(empty)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("holds no token (its first line is empty)")
+
+
+@pytest.mark.parametrize("how", ["--token", "--token-file"])
+def test_a_token_others_can_see_is_warned_about_and_still_served(
+    tmp_path: Path, how: str
+) -> None:
+    home = make_home(tmp_path / "ada")
+    shared = tmp_path / "token"
+    shared.write_text(TOKEN, encoding="utf-8")
+    shared.chmod(0o644)
+    value = TOKEN if how == "--token" else str(shared)
+    proc = subprocess.Popen(
+        serve_cmd(home, "--transport", "http", "--port", "0", how, value),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        warning, serving = proc.stderr.readline(), proc.stderr.readline()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    assert warning.startswith("toolnexus serve: warning: ")
+    expected = "process list" if how == "--token" else "can be read by other users"
+    assert expected in warning
+    assert " at http://127.0.0.1:" in serving and "bearer token required" in serving
+    assert TOKEN not in warning + serving
+
+
 # -- streamable HTTP on 127.0.0.1 ------------------------------------------------------------
 
 
@@ -389,8 +451,11 @@ def test_a_bad_start_is_one_line_on_stderr(
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """One HTTP server for the module, on a free loopback port, with a bearer token."""
     home = make_home(tmp_path_factory.mktemp("serve") / "ada")
+    token_file = home.parent / "token"
+    token_file.write_text(TOKEN + "\n", encoding="utf-8")
+    token_file.chmod(0o600)
     proc = subprocess.Popen(
-        serve_cmd(home, "--transport", "http", "--port", "0", "--token", TOKEN),
+        serve_cmd(home, "--transport", "http", "--port", "0", "--token-file", str(token_file)),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -38,21 +38,64 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "--port", type=int, help=f"http: the port (default {DEFAULT_PORT}; 0 picks a free one)"
     )
     p.add_argument(
-        "--token", help=f"http: the bearer token every request must carry (default: ${TOKEN_ENV})"
+        "--token",
+        help=f"http: the bearer token every request must carry (default: ${TOKEN_ENV}); "
+        "shown to every user of the machine in the process list: prefer the variable "
+        "or --token-file",
     )
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="http: read the bearer token from FILE (its first line), kept out of the process list",
+    )
+
+
+def _token(args: argparse.Namespace, where: str) -> str | None:
+    """The bearer token from --token, --token-file or the environment (in that order)."""
+    if args.token is not None and args.token_file is not None:
+        raise UsageError("--token, --token-file: give one of them")
+    if args.token is not None:
+        print(
+            f"{where}: warning: --token shows the token to every user of this machine in "
+            f"the process list; prefer ${TOKEN_ENV} or --token-file",
+            file=sys.stderr,
+        )
+        return str(args.token)
+    if args.token_file is not None:
+        path = Path(args.token_file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise UsageError(f"--token-file {path}: cannot be read ({why})") from None
+        token = text.splitlines()[0].strip() if text.strip() else ""
+        if not token:
+            raise UsageError(f"--token-file {path}: holds no token (its first line is empty)")
+        if path.stat().st_mode & 0o077:
+            print(
+                f"{where}: warning: --token-file {path} can be read by other users "
+                f"(chmod 600 {path})",
+                file=sys.stderr,
+            )
+        return token
+    return os.environ.get(TOKEN_ENV) or None
 
 
 def serve(args: argparse.Namespace, home: Path, prog: str) -> int:
     """Check the options, then serve until the client leaves or a signal stops it."""
     where = f"{prog} serve"
     if args.transport == "stdio":
-        given = [f"--{n}" for n in ("host", "port", "token") if getattr(args, n) is not None]
+        given = [
+            f"--{n.replace('_', '-')}"
+            for n in ("host", "port", "token", "token_file")
+            if getattr(args, n) is not None
+        ]
         if given:
             raise UsageError(f"{', '.join(given)}: only with --transport http")
     port = DEFAULT_PORT if args.port is None else args.port
     if not 0 <= port <= 65535:
         raise UsageError(f"--port: {port} is not a port (0 to 65535; 0 picks a free one)")
-    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    token = _token(args, where)
     try:
         import mcp  # noqa: F401
     except ImportError:
