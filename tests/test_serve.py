@@ -279,6 +279,24 @@ async def test_only_memory_skill_and_recall_are_served(tmp_path: Path) -> None:
             assert "no tool 'now'" in text
 
 
+async def test_errors_name_files_by_the_home_never_by_this_machine(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "ada")
+    outside = tmp_path / "elsewhere" / "notes.md"
+    outside.parent.mkdir()
+    outside.write_text("- kept elsewhere\n", encoding="utf-8")
+    async with over_stdio(home) as client:
+        (home / "USER.md").symlink_to(outside)  # after the start, which would refuse it
+        error, text = await call(client, "memory", {"action": "add", "target": "user", "text": "x"})
+        with pytest.raises(mcp.MCPError) as info:
+            await read(client, "toolnexus://ada/USER.md")
+    assert error
+    for said in (text, str(info.value)):
+        assert "USER.md" in said
+        assert str(tmp_path) not in said
+        assert "elsewhere" not in said
+    assert "is a link out of the home" in text
+
+
 async def test_a_read_only_home_serves_no_memory_tool(tmp_path: Path) -> None:
     home = make_home(tmp_path / "ada", read_only=True)
     with anyio.fail_after(60):
@@ -416,9 +434,7 @@ def test_an_empty_token_file_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("how", ["--token", "--token-file"])
-def test_a_token_others_can_see_is_warned_about_and_still_served(
-    tmp_path: Path, how: str
-) -> None:
+def test_a_token_others_can_see_is_warned_about_and_still_served(tmp_path: Path, how: str) -> None:
     home = make_home(tmp_path / "ada")
     shared = tmp_path / "token"
     shared.write_text(TOKEN, encoding="utf-8")
@@ -440,7 +456,8 @@ def test_a_token_others_can_see_is_warned_about_and_still_served(
     assert warning.startswith("toolnexus serve: warning: ")
     expected = "process list" if how == "--token" else "can be read by other users"
     assert expected in warning
-    assert " at http://127.0.0.1:" in serving and "bearer token required" in serving
+    assert " at http://127.0.0.1:" in serving
+    assert "bearer token required" in serving
     assert TOKEN not in warning + serving
 
 

@@ -35,7 +35,8 @@ MALFORMED = [
 def test_a_malformed_address_is_not_read_and_shows_nothing_of_itself(dsn: str) -> None:
     assert read_address(dsn) is None
     assert holds_password(dsn)
-    assert "SEC" not in shown(dsn) and "RETPW" not in shown(dsn)
+    assert "SEC" not in shown(dsn)
+    assert "RETPW" not in shown(dsn)
 
 
 def test_a_well_formed_address_shows_hosts_and_database_only() -> None:
@@ -64,7 +65,10 @@ def test_no_part_of_any_password_is_ever_shown(tail: str) -> None:
 def test_driver_text_loses_every_piece_of_the_password() -> None:
     dsn = "postgresql://u:SEC/RETPW@127.0.0.1:1/db"
     text = 'failed to resolve host "u", port "SEC": database "RETPW@127.0.0.1:1/db"'
-    assert scrubbed(text, dsn) == 'failed to resolve host "u", port "***": database "***@127.0.0.1:1/db"'
+    assert (
+        scrubbed(text, dsn)
+        == 'failed to resolve host "u", port "***": database "***@127.0.0.1:1/db"'
+    )
 
 
 # -- through the command line ----------------------------------------------------------------
@@ -101,7 +105,8 @@ def test_every_verb_refuses_a_malformed_address_in_one_line_without_it(
     assert done.returncode != 0
     output = done.stdout + done.stderr
     assert "Traceback" not in output
-    assert "SEC" not in output and "RETPW" not in output
+    assert "SEC" not in output
+    assert "RETPW" not in output
     assert "the store address cannot be read" in output
     assert not (home / "MEMORY.md").exists()
 
@@ -113,5 +118,6 @@ def test_identity_md_refuses_a_password_however_it_is_written(home: Path) -> Non
         )
         with pytest.raises(HomeError, match="must not hold a password") as info:
             compose_soul(home)
-        assert "SEC" not in str(info.value) and "RETPW" not in str(info.value)
+        assert "SEC" not in str(info.value)
+        assert "RETPW" not in str(info.value)
     assert UNREADABLE.startswith("the store address cannot be read")

@@ -29,6 +29,7 @@ from ._schema import (
     describe_validation_error,
     function_schema,
 )
+from ._text import one_line
 from .errors import ToolDefinitionError, ToolError
 
 __all__ = ["Tool", "ToolError", "ToolResult", "define_tool"]
@@ -48,11 +49,12 @@ class CallContext:
 
     def source(self) -> str:
         """As the history shows it: `tool session=… call=…`, `cli`."""
-        parts = [self.caller]
+        parts = [one_line(self.caller)]
         if self.session is not None:
-            parts.append(f"session={self.session}")
+            parts.append(f"session={one_line(self.session)}")
         if self.call is not None:
-            parts.append(f"call={self.call}")
+            # An id a client chose (an MCP request id) may hold anything.
+            parts.append(f"call={one_line(self.call)}")
         return " ".join(parts)
 
 

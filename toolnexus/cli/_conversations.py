@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._text import one_line, terminal_safe
 from ._memory import UsageError
 
 __all__ = ["SESSION_ACTIONS", "Arguments", "check_args", "recall", "sessions", "verbs"]
@@ -152,7 +153,7 @@ def sessions(args: argparse.Namespace, home: Path, prog: str) -> int:
                 print(json.dumps(s.to_json(), ensure_ascii=False))
             else:
                 count = f"{s.messages} message{'' if s.messages == 1 else 's'}"
-                title = s.title or "(untitled)"
+                title = one_line(s.title) if s.title else "(untitled)"
                 print(f"{s.id}  {_when(s.started)}  {count:>13}  {title}")
         return 0
     if action == "import":
@@ -187,10 +188,10 @@ def _import(conversations: Any, files: list[str]) -> int:
 
 def _show(conversations: Any, id: str) -> int:
     saved = conversations.get(id)
-    print(f"conversation {saved.id}: {saved.title or '(untitled)'}")
+    print(f"conversation {saved.id}: {one_line(saved.title) if saved.title else '(untitled)'}")
     facts = [f"started {_when(saved.started)}", f"last {_when(saved.ended)}"]
     if saved.model:
-        facts.append(f"model {saved.model}")
+        facts.append(f"model {one_line(saved.model)}")
     facts.append(f"{saved.messages} messages" + (" (imported)" if saved.origin == "import" else ""))
     print(" · ".join(facts))
     names: dict[str, str] = {}
@@ -199,7 +200,9 @@ def _show(conversations: Any, id: str) -> int:
         content = message.get("content")
         if isinstance(content, list):
             content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        text = content or ""
+        # Everything here came from a model, a tool or an imported file: shown escaped.
+        text = terminal_safe(str(content or ""))
+        role = one_line(str(role))
         if role == "tool":
             name = names.get(str(message.get("tool_call_id")), "tool")
             print(f"\n[{name}] {text}")
@@ -208,8 +211,10 @@ def _show(conversations: Any, id: str) -> int:
             print(f"\n{role}> {text}")
         for call in message.get("tool_calls") or ():
             function = call.get("function", {})
-            names[str(call.get("id"))] = str(function.get("name"))
-            print(f"\n{role}> calls {function.get('name')} {function.get('arguments') or '{}'}")
+            name = one_line(str(function.get("name")))
+            names[str(call.get("id"))] = name
+            arguments = one_line(str(function.get("arguments") or "{}"))
+            print(f"\n{role}> calls {name} {arguments}")
     return 0
 
 

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._text import one_line, terminal_safe
+
 if TYPE_CHECKING:
     from ..home._identity import Target
     from ..memory._history import Change
@@ -162,7 +164,8 @@ def _history(home: Path, args: argparse.Namespace) -> int:
 
 def _shown(change: Change) -> str:
     """One change as `memory log` prints it: a header line, then what it changed."""
-    head = f"{change.id}  {change.time}  {change.target}  {change.action}  {change.source}"
+    source = one_line(change.source)
+    head = f"{change.id}  {change.time}  {change.target}  {change.action}  {source}"
     if change.before is None and change.after is None:
         return head
     lines: list[str] = []
@@ -179,7 +182,7 @@ def _shown(change: Change) -> str:
                 first, *rest = text.split("\n")
                 lines.append(f"{mark} {first}")
                 lines.extend(f"  {line}" for line in rest)
-    return "\n".join([head, *(f"    {line}" for line in lines)])
+    return "\n".join([head, *(f"    {terminal_safe(line)}" for line in lines)])
 
 
 def _is_file(change: Change) -> bool:

@@ -186,7 +186,8 @@ class HomeServer:
                     conn.session = await anyio.to_thread.run_sync(self.agent.session)
                 except ToolnexusError as exc:
                     raise MCPError(
-                        types.INTERNAL_ERROR, f"the home cannot be read: {exc}"
+                        types.INTERNAL_ERROR,
+                        f"the home cannot be read: {for_client(str(exc), self.home.path)}",
                     ) from None
             return conn.session
 
@@ -254,7 +255,7 @@ class HomeServer:
         call = None if ctx.request_id is None else str(ctx.request_id)
         with calling(CallContext(caller="mcp", session=session.id, call=call)):
             result = await tool.execute(params.arguments or {})
-        return _result(result.output, error=result.is_error)
+        return _result(for_client(result.output, self.home.path), error=result.is_error)
 
     # -- resources ---------------------------------------------------------------------------
 
@@ -318,7 +319,8 @@ class HomeServer:
                     types.INVALID_PARAMS, f"{rel} cannot be read ({exc.reason})"
                 ) from None
             except (StoreError, HomeError) as exc:
-                raise MCPError(types.INTERNAL_ERROR, f"{rel} cannot be read: {exc}") from None
+                why = for_client(str(exc), self.home.path)
+                raise MCPError(types.INTERNAL_ERROR, f"{rel} cannot be read: {why}") from None
         match = self.template.match(uri)
         if match is None:
             raise MCPError(types.INVALID_PARAMS, f"no resource {uri!r} in this home")
@@ -328,7 +330,7 @@ class HomeServer:
         try:
             return read_skill(self.home.path, skill, path)
         except ToolError as exc:
-            raise MCPError(types.INVALID_PARAMS, exc.message) from None
+            raise MCPError(types.INVALID_PARAMS, for_client(exc.message, self.home.path)) from None
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -464,6 +466,22 @@ async def _notify(conn: _Connection, send: Any) -> None:
 def _served(session: Session) -> list[Tool]:
     """The session's tools an MCP client gets, in the session's order."""
     return [t for t in session.tools if t.name in SERVED_TOOLS]
+
+
+_LINK = re.compile(r"is a link to .*?, (outside the home|which does not exist|a loop)(?=:)")
+_LINK_SAYS = {
+    "outside the home": "is a link out of the home",
+    "which does not exist": "is a link to a file that does not exist",
+    "a loop": "is a link in a loop",
+}
+
+
+def for_client(text: str, home: Path) -> str:
+    """`text` as a client may see it: files named relative to the home, never the home's
+    place on this machine, nor where a link points."""
+    for root in dict.fromkeys((str(home), os.path.realpath(home))):
+        text = text.replace(root + os.sep, "").replace(root, "the home")
+    return _LINK.sub(lambda m: _LINK_SAYS[m.group(1)], text)
 
 
 def _result(text: str, *, error: bool) -> types.CallToolResult:
