@@ -7,14 +7,16 @@ a JSONL file's messages, each checked, with its line as written.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import ConversationError
+from ..errors import ConversationError, HomeFileError
+from ..home._door import read_fd
 from ..models._base import AssistantMessage, Message, ToolResultMessage, Usage
 from ..models._chat import chat_problem, chat_text, to_chat
 from ..store._sessions import Imported, Record, scrub
@@ -85,36 +87,137 @@ def read_chat_file(path: str | os.PathLike[str]) -> list[Any]:
     return [value for _, value in read_chat_lines(path)]
 
 
+#: The most one conversation file may hold; a bigger one is refused before it is read.
+IMPORT_CAP = 32 * 2**20
+#: How deep a message's JSON may nest, tool-call arguments included (a chat message
+#: needs five levels at most).
+MAX_NESTING = 64
+#: How many problems an import lists; the rest are counted.
+SHOWN_PROBLEMS = 20
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO is refused, never waited on
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _read_text(path: str | os.PathLike[str]) -> str:
+    """A conversation file's text: a regular file (a link to one is followed), at most
+    `IMPORT_CAP` bytes, UTF-8 (a BOM allowed)."""
+    shown = os.fspath(path)
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.ENXIO:
+            reason = "a socket, not a regular file"
+        raise ConversationError(f"{shown}: cannot be read: {reason}", kind="invalid") from None
+    try:
+        data, _ = read_fd(fd, shown, IMPORT_CAP)
+    except HomeFileError as exc:
+        why = {
+            "folder": "is a folder, not a conversation file",
+            "special": "is not a regular file (a FIFO, device or socket): refused",
+            "too_large": f"is over the import cap of {IMPORT_CAP:,} bytes (one conversation "
+            "per file: split a bigger one)",
+        }.get(exc.reason, exc.reason)
+        raise ConversationError(f"{shown}: {why}", kind="invalid") from None
+    except OSError as exc:
+        raise ConversationError(
+            f"{shown}: cannot be read: {exc.strerror or exc}", kind="invalid"
+        ) from None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConversationError(
+            f"{shown}: not UTF-8 text (byte {exc.start + 1:,} cannot be read)", kind="invalid"
+        ) from None
+
+
+def _too_deep(value: object, limit: int = MAX_NESTING) -> bool:
+    """Whether `value` (or a tool call's arguments in it) nests deeper than `limit`."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _arguments_too_deep(value: object) -> bool:
+    calls = value.get("tool_calls") if isinstance(value, dict) else None
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        raw = function.get("arguments") if isinstance(function, dict) else None
+        if isinstance(raw, str) and raw.count("[") + raw.count("{") > MAX_NESTING:
+            try:
+                if _too_deep(_DECODER.decode(raw), MAX_NESTING):
+                    return True
+            except (ValueError, RecursionError):
+                return True
+    return False
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of `text`, one at a time (a file of millions of lines is never split into
+    a list): they end at \n alone (and \r\n); U+2028 and friends are text in a JSON string."""
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        yield text[start:end].removesuffix("\r")
+        start = end + 1
+
+
 def read_chat_lines(path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
     """`read_chat_file`, keeping each message's line as written."""
     shown = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            # Lines end at \n alone (and \r\n): U+2028 and friends are text in a JSON string.
-            lines = [line.removesuffix("\r") for line in fh.read().split("\n")]
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConversationError(f"{shown}: cannot be read: {reason}", kind="invalid") from None
+    text = _read_text(path)
     values: list[tuple[str, Any]] = []
-    problems = []
-    for n, line in enumerate(lines, start=1):
+    problems: list[str] = []
+    more = 0
+
+    def problem(text: str) -> None:
+        nonlocal more
+        if len(problems) < SHOWN_PROBLEMS:
+            problems.append(text if len(text) <= 300 else text[:299] + "…")
+        else:
+            more += 1
+
+    for n, line in enumerate(_lines(text), start=1):
         line = line.strip()
         if not line:
             continue
         try:
             value = _DECODER.decode(line)
         except json.JSONDecodeError as exc:
-            problems.append(f"{shown}:{n}: not JSON ({exc.msg}: column {exc.colno})")
+            problem(f"{shown}:{n}: not JSON ({exc.msg}: column {exc.colno})")
             continue
         except (ValueError, RecursionError) as exc:  # NaN, a huge number, deep nesting
-            problems.append(f"{shown}:{n}: not JSON a chat message can hold ({exc})")
+            problem(f"{shown}:{n}: not JSON a chat message can hold ({exc})")
+            continue
+        if _too_deep(value) or _arguments_too_deep(value):
+            problem(f"{shown}:{n}: nested deeper than {MAX_NESTING} levels")
             continue
         why = chat_problem(value)
         if why is not None:
-            problems.append(f"{shown}:{n}: {why}")
+            problem(f"{shown}:{n}: {why}")
         values.append((line, value))
     if not values and not problems:
         problems.append(f"{shown}: no messages: a conversation has at least one")
+    if more:
+        problems.append(f"{shown}: and {more:,} more line{'s' if more > 1 else ''} with problems")
     if problems:
         raise ConversationError.of(problems, kind="invalid")
     return values

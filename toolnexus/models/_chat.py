@@ -72,6 +72,8 @@ def decode_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     except json.JSONDecodeError as exc:
         shown = raw if len(raw) <= 200 else raw[:197] + "..."
         return {}, f"invalid arguments: not valid JSON ({exc.msg} at position {exc.pos}): {shown}"
+    except RecursionError:
+        return {}, "invalid arguments: nested too deep to read"
     if not isinstance(value, dict):
         return {}, f"invalid arguments: expected a JSON object, got {type(value).__name__}"
     return value, None
