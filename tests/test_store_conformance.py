@@ -73,6 +73,12 @@ def test_its_differences_are_properties_not_branches(store: Store) -> None:
     assert store.forgotten_where  # a message names it either way
 
 
+def test_a_sound_store_has_nothing_to_repair(store: Store) -> None:
+    assert store.health() == []
+    write(store, "a note")
+    assert store.health() == []
+
+
 def test_failures_pass_other_errors_through_untouched(store: Store) -> None:
     with store.failures():
         records = store.records()

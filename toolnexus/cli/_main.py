@@ -249,6 +249,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ..agents._home import Home
     from ..errors import AgentError, HomeError
     from ..soul import withheld_warning
+    from ..store._config import configured_store
 
     failed = False
     for value in args.dirs:
@@ -272,6 +273,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             known = set(held)
             warnings.extend(w for w in soul.warnings if w not in known)
             problems.extend(held)
+            # A history that cannot be kept: writes land unrecorded until it is repaired.
+            problems.extend(f"history: {p}" for p in configured_store(home.path).health())
         if args.strict:
             problems, warnings = problems + warnings, []
         for line in problems:

@@ -190,6 +190,11 @@ class Store(Protocol):
         """The saved conversations (None: none kept yet, and not `create`)."""
         ...
 
+    def health(self) -> list[str]:
+        """What a person must repair before this store keeps a history again, each with its
+        repair (empty: nothing). Reads only; `toolnexus check` reports it."""
+        ...
+
     def failures(self) -> AbstractContextManager[None]:
         """Around a use of `records()` or `talk()`: the store's own failures (a database
         that is busy, damaged or read-only) come out as `HistoryError` (kind `state`)

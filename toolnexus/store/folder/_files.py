@@ -4,8 +4,10 @@ The recipe of a write is `home/_writer.py`'s (the lock, a swap that never
 loses a concurrent save); here it is wrapped with the history's protocol:
 under the lock, an outside edit found on disk is recorded first, then the
 edit runs on the file as it is now, the new bytes are swapped in and recorded
-at once. A history that cannot be kept never stops the write: the result says
-it is not recorded yet, and the next write records the file as found.
+at once. A history that cannot be kept never stops the write (SPEC §10): busy,
+damaged, unreadable, on a full disk, or a link where the database or
+`.toolnexus/` should be (never written through), the note lands and its result
+says it is not recorded; `toolnexus check` names the problem and the repair.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from ...errors import HistoryError, HomeFileError, MemoryEditError
@@ -32,7 +35,7 @@ from ...home._writer import (
 from ...memory._match import NOTHING
 from .._records import Pending
 from . import _changes
-from ._state import STATE_DIR, State, open_state
+from ._state import DB_NAME, STATE_DIR, State, open_state, unusable
 
 __all__ = ["remove_file", "write_file"]
 
@@ -153,22 +156,30 @@ def _write_locked(
     then: Callable[[], str] | None,
 ) -> str:
     state: State | None = None
+    broken: list[str] = []  # why the history cannot be kept (the write lands all the same)
     outcome: list[tuple[bytes | None, bytes | None, str, tuple[Pending, ...]]] = []
+
+    def lost(exc: BaseException) -> None:
+        nonlocal state
+        state = None
+        if not broken:
+            broken.append(str(exc) if isinstance(exc, HistoryError) else _why(home, exc))
 
     def apply(data: bytes | None) -> bytes | None:
         if state is not None:
-            _changes.sync(state, target, data)  # someone else's version goes first
+            try:
+                _changes.sync(state, target, data)  # someone else's version goes first
+            except (sqlite3.Error, HistoryError) as exc:
+                lost(exc)
         new, message, pending = edit(data)
         outcome[:] = [(data, new, message, pending)]
         return new
-
-    recorded: list[str] = []
 
     def record() -> None:
         # The new bytes are in place: record them at once (before the folder sync).
         nonlocal state
         base, new, _, pending = outcome[-1]
-        if new is None or new == base or not pending:
+        if new is None or new == base or not pending or broken:
             return
         try:
             if state is None:  # the first write that lands makes the history
@@ -177,15 +188,15 @@ def _write_locked(
                 _changes.sync(state, target, base)  # the file as found goes first
             _changes.record(state, target, pending, new, source)
         except (sqlite3.Error, HistoryError) as exc:  # written: the next write records it
-            recorded.append(
-                f"(not recorded in the history yet: {exc}; the next write records it "
-                "as an outside edit)"
-            )
+            lost(exc)
 
     with locked(folder, name, cancel=cancel) as lock:
         # Under the lock, so no other writer of this file records in between. The
         # history is created by the first write that lands, not by a refused one.
-        state = open_state(home, create=record_found)
+        try:
+            state = open_state(home, create=record_found)
+        except (sqlite3.Error, HistoryError) as exc:
+            lost(exc)
         try:
             note = update(
                 folder,
@@ -203,11 +214,25 @@ def _write_locked(
         except HomeFileError as exc:
             if exc.reason == "too_large" and state is not None:  # by size and digest
                 size, sha = measure(folder, name)
-                _changes.sync(state, target, None, size=size, sha=sha)
+                with suppress(sqlite3.Error, HistoryError):
+                    _changes.sync(state, target, None, size=size, sha=sha)
             raise
+    recorded = []
+    base, new, _, pending = outcome[-1] if outcome else (None, None, "", ())
+    if broken and new is not None and new != base and pending:
+        recorded.append(
+            f"(not recorded in the history: {broken[0]}; `toolnexus check` names the repair)"
+        )
     message = outcome[-1][2]
     note = " ".join([*([note] if note else []), *recorded]) or None
     return message if note is None else f"{message} {note}"
+
+
+def _why(home: Path, exc: BaseException) -> str:
+    """What SQLite's refusal of the history means, in words (busy, damaged, disk full)."""
+    if isinstance(exc, sqlite3.Error):
+        return str(unusable(home / STATE_DIR / DB_NAME, exc))
+    return str(exc)
 
 
 def remove_file(home: Path, target: Target) -> None:

@@ -21,6 +21,7 @@ Like every other file of a home, the state is reached without leaving it: a
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import stat
 import threading
@@ -42,6 +43,8 @@ __all__ = [
     "open_state",
     "state_dir",
     "state_errors",
+    "state_problems",
+    "unusable",
 ]
 
 DB_NAME = "state.db"
@@ -280,18 +283,76 @@ def state_errors(home: Path) -> Iterator[None]:
         raise unusable(state_dir(home) / DB_NAME, exc) from None
 
 
+def state_problems(home: Path) -> list[str]:
+    """What keeps `home`'s history from being kept, each with its repair (empty: nothing).
+
+    Reads only: the database is opened read-only and checked (`PRAGMA quick_check`).
+    """
+    folder = state_dir(home)
+    db = folder / DB_NAME
+    try:
+        found = _vet(folder, db)
+    except HistoryError as exc:
+        fix = (
+            "remove the link; toolnexus keeps its state in a folder of its own and never "
+            "writes through a link"
+            if "link" in str(exc)
+            else f"move it aside (mv {exc.args[0].split(': ', 1)[0]} <somewhere else>)"
+        )
+        return [f"{exc}; repair: {fix}"]
+    if found is None:
+        return []
+    aside = (
+        f"repair: move it aside (mv {db} {db}.damaged, and its -wal and -shm files too); "
+        "the next write starts a new history"
+    )
+    try:
+        conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=1)
+        try:
+            checked = conn.execute("PRAGMA quick_check").fetchone()
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        error = str(unusable(db, exc))
+        if "is busy" in error:
+            return []  # in use right now: nothing to repair
+        return [f"{error.removesuffix(_ASIDE)}; {aside}"]
+    if checked is None or checked[0] != "ok":
+        return [f"{db}: is damaged ({checked[0] if checked else 'no answer'}); {aside}"]
+    if version > len(MIGRATIONS):
+        return [f"{db}: was made by a newer toolnexus; repair: upgrade toolnexus"]
+    if not os.access(db, os.W_OK) or not os.access(folder, os.W_OK | os.X_OK):
+        return [f"{db}: cannot be written (check the permissions of {folder} and the files in it)"]
+    return []
+
+
+_ASIDE = "; move it aside to start a new history"
+
+
 def unusable(db: Path, exc: sqlite3.Error) -> HistoryError:
     """The error for a database SQLite refused: busy, read-only, or damaged, each as such."""
     text = str(exc)
     if "locked" in text or "busy" in text:
         why = "is busy: another process has held it too long; try again"
+    elif "full" in text or (("disk I/O" in text or "I/O error" in text) and _disk_full(db)):
+        why = "cannot be written: the disk is full (free some space)"
     elif "readonly" in text or "read-only" in text or "unable to open" in text:
         why = f"cannot be written ({text}): check the permissions of {db.parent}"
     elif "not a database" in text or "malformed" in text or "corrupt" in text:
-        why = f"is damaged ({text}); move it aside to start a new history"
+        why = f"is damaged ({text}){_ASIDE}"
     else:
         why = f"cannot be used ({text})"
     return _fail(db, why)
+
+
+def _disk_full(db: Path) -> bool:
+    """Whether the disk holding `db` has (almost) no room left: SQLite often reports a full
+    disk as a "disk I/O error"."""
+    try:
+        return shutil.disk_usage(db.parent if db.parent.exists() else db).free < 1 << 20
+    except OSError:
+        return False
 
 
 def _connect(db: Path) -> State:

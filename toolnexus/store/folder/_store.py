@@ -140,6 +140,12 @@ class FolderStore:
         state = open_state(self.dir, create=create)
         return None if state is None else FolderTalk(state)
 
+    def health(self) -> list[str]:
+        """Problems with `.toolnexus/` or its database (a link, damage, permissions)."""
+        from ._state import state_problems  # sqlite3 only when asked
+
+        return state_problems(self.dir)
+
     def failures(self) -> AbstractContextManager[None]:
         """SQLite refusing `.toolnexus/state.db` (busy, damaged, read-only) as a HistoryError."""
         from ._state import state_errors  # sqlite3 only when the state is used

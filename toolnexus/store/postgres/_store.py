@@ -280,6 +280,10 @@ class PgStore:
         """The saved conversations."""
         return PgTalk(self.db)
 
+    def health(self) -> list[str]:
+        """Nothing to repair by hand: a server's problems are reported as they happen."""
+        return []
+
     def failures(self) -> AbstractContextManager[None]:
         """Nothing to do: the connection already reports the server's refusals as
         StoreError, naming the database."""
