@@ -22,10 +22,13 @@ __all__ = ["UNREADABLE", "Address", "holds_password", "read_address", "scrubbed"
 
 _USER = r"(?:[^:@/?#\s%]|%[0-9A-Fa-f]{2})*"
 _PASSWORD = r"(?:[^@/?#\s%]|%[0-9A-Fa-f]{2})*"
+_HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[\w.%-]*)(?::\d{1,5})?"
 _URL = re.compile(
     rf"(?i:postgres(?:ql)?)://(?:(?P<user>{_USER})(?::(?P<password>{_PASSWORD}))?@)?"
-    r"(?P<hosts>[^/?#@\s]*)(?:/(?P<db>[^?#@\s]*))?(?:\?(?P<query>[^#@\s]*))?"
+    rf"(?P<hosts>{_HOST}(?:,{_HOST})*)(?:/(?P<db>[^?#@\s]*))?(?:\?(?P<query>[^#@\s]*))?"
 )
+#: libpq's other form: `host=db port=5432 dbname=app` (a value may be 'quoted').
+_PAIR = re.compile(r"\s*(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s']+)\s*")
 _PARAM_PASSWORD = re.compile(r"(?:^|&)password=([^&]*)", re.IGNORECASE)
 #: What a malformed address is told, whatever is wrong with it (it names no part of it).
 UNREADABLE = (
@@ -33,7 +36,7 @@ UNREADABLE = (
     "with any '/', '@', '%', '?', '#' or space in the user or password percent-encoded "
     "(%2F, %40, %25, %3F, %23, %20), or better, the password in PGPASSWORD or ~/.pgpass"
 )
-_SHOWN_UNREADABLE = "postgresql://(an address that cannot be read)"
+_SHOWN_UNREADABLE = "postgresql://?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +53,37 @@ class Address:
         return f"postgresql://{self.hosts or 'localhost'}/{self.database}"
 
 
+def _pairs(dsn: str) -> dict[str, str] | None:
+    """A `key=value` address as its pairs, or None when it is not one."""
+    pairs: dict[str, str] = {}
+    at = 0
+    text = dsn.strip()
+    while at < len(text):
+        found = _PAIR.match(text, at)
+        if found is None or found.end() == at:
+            return None
+        value = found[2]
+        if value.startswith("'"):
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        pairs[found[1].lower()] = value
+        at = found.end()
+    return pairs or None
+
+
 def read_address(dsn: str) -> Address | None:
-    """`dsn` in its parts, or None when it does not read as one `postgresql://` URL."""
+    """`dsn` in its parts, or None when it does not read as one `postgresql://` URL (or
+    libpq's `key=value` form)."""
     found = _URL.fullmatch(dsn.strip())
     if found is None:
-        return None
+        pairs = None if "://" in dsn else _pairs(dsn)
+        if pairs is None:
+            return None
+        host, port = pairs.get("host", ""), pairs.get("port", "")
+        return Address(
+            hosts=f"{host}:{port}" if host and port else host or (f":{port}" if port else ""),
+            database=pairs.get("dbname", ""),
+            password=pairs.get("password"),
+        )
     password = found["password"]
     param = _PARAM_PASSWORD.search(found["query"] or "")
     if password is None and param is not None:
@@ -94,6 +123,8 @@ def _secrets(dsn: str) -> list[str]:
         found.add(rest[:at].split(":", 1)[1])
     for match in _PARAM_PASSWORD.finditer(text.split("?", 1)[1] if "?" in text else ""):
         found.add(match.group(1))
+    for match in re.finditer(r"password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", text, re.I):
+        found.add(match.group(1).strip("'"))
     pieces: set[str] = set()
     for secret in found:
         for form in (secret, unquote(secret)):
