@@ -274,9 +274,10 @@ async def test_only_memory_skill_and_recall_are_served(tmp_path: Path) -> None:
     with anyio.fail_after(60):
         async with over_stdio(home) as client:
             assert [t.name for t in (await client.list_tools()).tools] == ["skill", "memory"]
-            error, text = await call(client, "now", {})
-            assert error
-            assert "no tool 'now'" in text
+            with pytest.raises(mcp.MCPError) as info:  # JSON-RPC -32602, as the spec asks
+                await client.call_tool("now", {})
+            assert info.value.error.code == types.INVALID_PARAMS
+            assert "no tool 'now'" in info.value.error.message
 
 
 async def test_errors_name_files_by_the_home_never_by_this_machine(tmp_path: Path) -> None:
@@ -302,9 +303,10 @@ async def test_a_read_only_home_serves_no_memory_tool(tmp_path: Path) -> None:
     with anyio.fail_after(60):
         async with over_stdio(home) as client:
             assert {t.name for t in (await client.list_tools()).tools} == {"skill"}
-            error, text = await call(client, "memory", {"action": "add", "text": "x"})
-            assert error
-            assert "no tool 'memory'" in text
+            with pytest.raises(mcp.MCPError) as info:
+                await client.call_tool("memory", {"action": "add", "text": "x"})
+            assert info.value.error.code == types.INVALID_PARAMS
+            assert "no tool 'memory'" in info.value.error.message
 
 
 def test_stdout_carries_protocol_messages_only(tmp_path: Path) -> None:

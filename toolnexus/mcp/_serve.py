@@ -47,10 +47,22 @@ def _listen(host: str, port: int) -> socket.socket:
     except socket.gaierror as exc:
         raise ServeError(exc.errno, f"cannot listen on {host}: {exc.strerror}") from None
     family, _, _, _, address = infos[0]
+    # Made as a TCP socket by name (IPPROTO_TCP), so the event loop sets TCP_NODELAY on
+    # every accepted connection: without it each answer on a kept-alive connection waits
+    # ~40 ms for Nagle's algorithm.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        return socket.create_server(address, family=family, reuse_port=False)
+        if os.name == "posix":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(address)
+        sock.listen(socket.SOMAXCONN)
     except OSError as exc:
+        sock.close()
         raise ServeError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    return sock
 
 
 def _rebinding_guard(host: str) -> Any:
@@ -166,6 +178,35 @@ async def _stdio(served: Any) -> None:
         tasks.cancel_scope.cancel()  # the client closed stdin: done
 
 
+def _evict_when_full(sessions: Any) -> None:
+    """At the session cap, end the least recently used idle session to admit a new one,
+    instead of refusing every new client until one leaves (most clients never send
+    DELETE). A session with a request in flight or an open event stream is never ended.
+
+    Reaches into the SDK's session manager (`_admit_session`, its transports' idle
+    deadlines): the `mcp` version is pinned for it, and the tests hold it to account.
+    """
+    admit = sessions._admit_session
+
+    def admit_or_evict(requestor: Any) -> Any:
+        held = sessions._server_instances
+        if sessions.max_sessions is not None and len(held) >= sessions.max_sessions:
+            idle = [
+                (transport.idle_scope.deadline, id, transport)
+                for id, transport in held.items()
+                if transport.idle_scope is not None and transport._requests_in_flight == 0
+            ]
+            if idle:
+                _, id, transport = min(idle, key=lambda item: item[0])
+                held.pop(id, None)
+                sessions._session_owners.pop(id, None)
+                assert sessions._task_group is not None
+                sessions._task_group.start_soon(transport.terminate)
+        return admit(requestor)
+
+    sessions._admit_session = admit_or_evict
+
+
 class BearerToken:
     """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`."""
 
@@ -207,18 +248,10 @@ async def _http(
     served: Any, listening: socket.socket, token: str | None, ready: Callable[[str], None] | None
 ) -> None:
     import anyio
-    import mcp.types as types
     import uvicorn
-    from mcp.shared.exceptions import MCPError
 
     server = served.server
 
-    async def no_discover(ctx: Any, params: Any) -> Any:
-        # Clients that can speak both protocol eras fall back to the one with connections,
-        # so that one connection is one session (see `mcp/_server.py`).
-        raise MCPError(types.METHOD_NOT_FOUND, "Method not found: server/discover")
-
-    server.add_request_handler("server/discover", types.RequestParams, no_discover)
     bound = listening.getsockname()
     host, port = str(bound[0]), int(bound[1])
     app = server.streamable_http_app(
@@ -229,6 +262,8 @@ async def _http(
         max_sessions=MAX_SESSIONS,
         transport_security=_rebinding_guard(host) if is_loopback(host) else None,
     )
+    sessions = server.session_manager
+    _evict_when_full(sessions)
     asgi: Any = BearerToken(app, token) if token else app
 
     class Uvicorn(uvicorn.Server):
@@ -249,6 +284,10 @@ async def _http(
         async def on_signal() -> None:
             await _signalled()
             web.should_exit = True
+            # End every session now: a client's open event stream would otherwise hold the
+            # shutdown for uvicorn's whole grace period.
+            for transport in list(sessions._server_instances.values()):
+                await transport.terminate()
 
         async def announce() -> None:
             while not web.started:

@@ -92,7 +92,21 @@ class _Connection:
 
 
 class _Server(Server[Any]):
-    """The SDK's server, telling clients that the resource list can change."""
+    """The SDK's server, telling clients that the resource list can change, and that the
+    prompt list and the tool list never do, whichever protocol era they speak."""
+
+    def get_capabilities(  # type: ignore[no-untyped-def]
+        self, notification_options=None, experimental_capabilities=None, extensions=None, **kw
+    ) -> types.ServerCapabilities:
+        caps = super().get_capabilities(
+            notification_options, experimental_capabilities, extensions, **kw
+        )
+        update: dict[str, Any] = {}
+        if caps.prompts is not None:
+            update["prompts"] = caps.prompts.model_copy(update={"list_changed": False})
+        if caps.tools is not None:
+            update["tools"] = caps.tools.model_copy(update={"list_changed": False})
+        return caps.model_copy(update=update)
 
     def create_initialization_options(  # type: ignore[no-untyped-def]
         self, notification_options=None, experimental_capabilities=None, extensions=None
@@ -247,10 +261,10 @@ class HomeServer:
         session = await self._session(ctx)
         tools = {t.name: t for t in _served(session)}
         tool = tools.get(params.name)
-        if tool is None:
-            return _result(
+        if tool is None:  # a protocol error (-32602), as the MCP spec asks, not a tool's
+            raise MCPError(
+                types.INVALID_PARAMS,
                 f"no tool {params.name!r} in this session; its tools: {', '.join(tools) or 'none'}",
-                error=True,
             )
         call = None if ctx.request_id is None else str(ctx.request_id)
         with calling(CallContext(caller="mcp", session=session.id, call=call)):
