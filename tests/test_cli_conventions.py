@@ -26,13 +26,13 @@ def home(tmp_path: Path) -> Path:
 def test_an_option_between_the_action_and_the_text_is_accepted(home: Path) -> None:
     result = run("memory", home, "add", "--user", "prefers tea")
     assert result.returncode == 0, result.stderr
-    assert (home / "USER.md").read_text(encoding="utf-8") == "# User\n\n- prefers tea\n"
+    assert (home / "USER.md").read_text(encoding="utf-8") == "- prefers tea\n"
     result = run("memory", home, "replace", "--with", "prefers green tea", "--user", "tea")
     assert result.returncode == 0, result.stderr
-    assert (home / "USER.md").read_text(encoding="utf-8") == "# User\n\n- prefers green tea\n"
+    assert (home / "USER.md").read_text(encoding="utf-8") == "- prefers green tea\n"
     result = run("memory", "--user", home, "remove", "green")
     assert result.returncode == 0, result.stderr
-    assert (home / "USER.md").read_text(encoding="utf-8") == "# User\n\n"
+    assert (home / "USER.md").read_text(encoding="utf-8") == ""
 
 
 @pytest.mark.parametrize(
@@ -131,9 +131,9 @@ def test_soul_watch_says_when_the_home_recovers(home: Path) -> None:
 def test_after_a_double_dash_every_word_is_text(home: Path) -> None:
     result = run("memory", home, "add", "--user", "--", "-v is verbose")
     assert result.returncode == 0, result.stderr
-    assert (home / "USER.md").read_text(encoding="utf-8") == "# User\n\n- -v is verbose\n"
+    assert (home / "USER.md").read_text(encoding="utf-8") == "- -v is verbose\n"
     result = run("memory", "--user", "--", str(home), "show")
-    assert result.stdout == "# User\n\n- -v is verbose\n"
+    assert result.stdout == "- -v is verbose\n"
     result = run("soul", "--", str(home))
     assert result.returncode == 0, result.stderr
 

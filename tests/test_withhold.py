@@ -249,11 +249,12 @@ def test_check_warns_at_copies_and_empty_entries_and_passes(
     empty = home_with(tmp_path / "empty", "- \n- Kim.\n")
     assert main(["check", str(copies), str(empty)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "warning: MEMORY.md:2: an identical copy of the entry at line 1: one note, so this "
-        "copy is left out of the soul; delete it",
+        "toolnexus check: warning: MEMORY.md:2: an identical copy of the entry at line 1: "
+        "one note, so this copy is left out of the soul; delete it",
         f"{copies}: ok (0 problems, 1 warning)",
-        "warning: MEMORY.md:1: an empty entry (`- ` with no text) is no entry: left out of "
-        "the soul; delete the line (the memory tool's next write of MEMORY.md drops it)",
+        "toolnexus check: warning: MEMORY.md:1: an empty entry (`- ` with no text) is no "
+        "entry: left out of the soul; delete the line (the memory tool's next write of "
+        "MEMORY.md drops it)",
         f"{empty}: ok (0 problems, 1 warning)",
     ]
     assert main(["check", "--strict", str(copies)]) == 1
@@ -265,7 +266,9 @@ def test_check_reports_a_withheld_unit_once_as_a_problem(
     home = home_with(tmp_path, f"# Notes\n\n{INJECTION}\n")
     assert main(["check", str(home)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith(f"error: withheld from the soul: MEMORY.md:3: prose {INJECTION!r}")
+    assert lines[0].startswith(
+        f"toolnexus check: error: withheld from the soul: MEMORY.md:3: prose {INJECTION!r}"
+    )
     assert lines[1:] == [f"{home}: FAILED (1 problem, 0 warnings)"]
 
 

@@ -96,7 +96,9 @@ class Session:
 
     With a `transcript`, every message is saved as soon as it exists (the
     person's before the model is asked, each round of tool calls with its
-    results), so a crash loses at most the turn in flight. A save that fails
+    results), so a crash loses at most the turn in flight. A new conversation
+    is created by its first answered turn: a first attempt that fails leaves
+    nothing saved. A save that fails
     does not stop the conversation: it is logged, kept in `save_error`, and
     retried with the next save.
     """
@@ -323,7 +325,11 @@ class Session:
         self, model: Model, text: str, *, streaming: bool
     ) -> AsyncGenerator[Event, None]:
         self._messages.append(UserMessage(text))
-        await self._save()  # before the model is asked: a crash keeps what the person said
+        if self._saved:
+            # Before the model is asked: a crash keeps what the person said. A conversation
+            # not saved yet is created by its first answered turn, so a first attempt that
+            # fails (no key, no server) leaves no one-message conversation behind.
+            await self._save()
         rounds = 0
         while True:
             request = ModelRequest(

@@ -5,7 +5,9 @@ its arguments and how it went. A provider error (after the SDK's own retries,
 with backoff, honouring `Retry-After`) or a turn that reaches the tool-round cap
 ends that turn with one line, and the prompt comes back with the conversation
 kept. Ctrl-C cancels the turn in flight; Ctrl-C at the prompt ends the chat.
-`/usage` prints the tokens the session has cost and how much came from the cache.
+`/usage` prints the tokens the session has cost and how much came from the cache;
+`/help` lists the commands, `/quit` and `/exit` end the chat. The exit code is 1 when
+every turn failed (no key, no server), so a script notices.
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
             "no model configured: pass --model NAME, set `model:` in IDENTITY.md, or set "
             "TOOLNEXUS_MODEL (plus the provider's key: OPENAI_API_KEY or ANTHROPIC_API_KEY)"
         )
+    _check_base_url(args.base_url)
     resume = args.resume
     if args.continue_:
         latest = Conversations(home).latest()
@@ -110,7 +113,10 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
                 kind="not_found",
             )
         resume = latest.id
+    elif resume is not None:
+        resume = Conversations(home).get(resume).id  # an unknown id is named before the key
     provider = pick_provider(args.provider, model_name, args.base_url)
+    _check_key(provider, args.base_url)
     model = build_model(provider, model_name, args.base_url)
     agent = from_dir(home, model=model, save=False if args.no_save else None)
     session = agent.session(resume=resume)
@@ -118,18 +124,58 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
     where = f"{name} ({provider}: {model_name})"
     if resume is not None:
         where = f"conversation {session.id} ({len(session.messages)} messages) with {where}"
-        print(f"resuming {where}; Ctrl-D to end, /usage for tokens", file=sys.stderr)
+        print(f"resuming {where}; /help for commands, Ctrl-D to end", file=sys.stderr)
     else:
-        print(f"chatting with {where}; Ctrl-D to end, /usage for tokens", file=sys.stderr)
+        print(f"chatting with {where}; /help for commands, Ctrl-D to end", file=sys.stderr)
     talk = _Chat(session, prog)
     try:
         code = asyncio.run(talk.run())
     except (KeyboardInterrupt, asyncio.CancelledError):
         print(f"\n{prog} chat: interrupted", file=sys.stderr)
         code = EXIT_INTERRUPTED
-    if session.transcript is not None and session.save_error is None and session.messages:
+    transcript = session.transcript
+    if transcript is not None and transcript.started and session.save_error is None:
         print(f"saved as conversation {session.id}", file=sys.stderr)
     return code
+
+
+#: The chat's own commands (a line that is one of them never goes to the model).
+COMMANDS = {
+    "/help": "this list",
+    "/usage": "the tokens this session has cost, and how much came from the cache",
+    "/quit": "end the chat (so do /exit, Ctrl-D and Ctrl-C at the prompt)",
+    "/exit": "end the chat",
+}
+_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def _check_base_url(url: str | None) -> None:
+    """A `--base-url` must be an http(s) address with a host."""
+    if url is None:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(
+            f"--base-url {url!r}: not an http(s) address (e.g. http://localhost:8000/v1)"
+        )
+
+
+def _check_key(provider: str, base_url: str | None) -> None:
+    """The provider's key must be set, named as a shell sets it."""
+    from ..errors import ModelError
+
+    env = _KEYS[provider]
+    if os.environ.get(env):
+        return
+    hint = f"; a server that checks no key still wants one: export {env}=none" if base_url else ""
+    raise ModelError(f"no API key for {provider}: export {env}=<your key>{hint}")
 
 
 class _Chat:
@@ -145,6 +191,7 @@ class _Chat:
         self.stopping = False  # the turn in flight was asked to stop: Ctrl-C again quits
         self.answered = False  # the turn's answer is shown: Ctrl-C now is at the prompt
         self.warned = False
+        self.succeeded = self.failed = 0
 
     async def run(self) -> int:
         from ..errors import ModelError, ToolRoundsExceeded
@@ -162,29 +209,41 @@ class _Chat:
                 sys.stderr.write("you> ")
                 sys.stderr.flush()
             line = await lines.get()
-            if line is None:
-                if tty:
+            command = line.strip() if line is not None else "/quit"
+            if command in ("/quit", "/exit"):
+                if tty and line is None:
                     print(file=sys.stderr)
-                return 0
-            if not line.strip():
+                # Every turn failed (no key, no server): say so to a script.
+                return 1 if self.failed and not self.succeeded else 0
+            assert line is not None
+            if not command:
                 continue
-            if line.strip() == "/usage":
+            if command == "/usage":
                 print(f"usage this session: {describe_usage(self.session.usage)}", flush=True)
+                continue
+            if command == "/help":
+                width = max(map(len, COMMANDS))
+                for name, what in COMMANDS.items():
+                    print(f"  {name:<{width}}  {what}", flush=True)
                 continue
             self.turn = asyncio.create_task(self._one_turn(line))
             self.stopping = self.answered = False
             try:
                 await self.turn
+                self.succeeded += 1
             except asyncio.CancelledError:
                 if not self.quit:
                     print(f"{self.prog} chat: interrupted: turn cancelled", file=sys.stderr)
                     continue
                 raise
             except ToolRoundsExceeded as exc:
+                self.failed += 1
                 print(f"{self.prog} chat: the turn ended: {_one_line(exc)}", file=sys.stderr)
             except ModelError as exc:  # after the retries: the conversation so far is kept
+                self.failed += 1
                 print(f"{self.prog} chat: {_one_line(exc)}", file=sys.stderr)
             except Exception as exc:  # never a traceback: the turn ends, the chat goes on
+                self.failed += 1
                 print(f"{self.prog} chat: the turn failed: {_one_line(exc)}", file=sys.stderr)
             finally:
                 self.turn = None

@@ -10,6 +10,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -74,12 +75,19 @@ class _Parser(argparse.ArgumentParser):
         return parsed, [held.get(word, word) for word in extra]
 
 
-def _home_dir(value: str) -> Path:
+def _home_dir(value: str, *, identity: bool = True) -> Path:
+    """The home `value` names; with `identity`, refused unless it holds an IDENTITY.md, so
+    a verb run on the wrong folder says so and creates nothing there."""
     path = Path(value)
     if not path.exists():
         raise Refused(f"no such directory: {value}")
     if not path.is_dir():
         raise Refused(f"not a directory: {value}")
+    if identity and not (path / "IDENTITY.md").is_file():
+        raise Refused(
+            f"{value}: not a home (it has no IDENTITY.md); make one with: "
+            f"{PROG} init {shlex.quote(value)}"
+        )
     return path
 
 
@@ -101,8 +109,10 @@ about. This prose opens every system prompt, so keep it stable: durable facts th
 persona learns go to MEMORY.md and USER.md through its `memory` tool.
 """
 
-_MEMORY = "# Memory\n\n"
-_USER = "# User\n\n"
+# Empty: the soul gives each file a heading of its own, and the history starts with the
+# persona's first note, not with the scaffold.
+_MEMORY = ""
+_USER = ""
 
 _SKILL = """\
 ---
@@ -124,6 +134,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     """Scaffold a new home that passes `check` at once; never overwrite anything."""
     import yaml
 
+    if not args.dir.strip():
+        raise Refused("the home's folder: give it a name (toolnexus init ada)")
     home = Path(args.dir)
     if home.exists() and not home.is_dir():
         raise Refused(f"not a directory: {home}")
@@ -147,7 +159,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("x", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
-    print(f"created home {home} (persona {name!r}); next: {PROG} soul {home}")
+    print(f"created home {home} (persona {name!r}); next: {PROG} soul {shlex.quote(str(home))}")
     return EXIT_OK
 
 
@@ -163,7 +175,7 @@ def cmd_soul(args: argparse.Namespace) -> int:
     """Print the composed system prompt, its JSON form, or re-render on every change."""
     from ..soul import compose_soul
 
-    home = _home_dir(args.dir)
+    home = _home_dir(args.dir, identity=False)  # compose names what is missing
     if args.watch:
         return _watch_soul(home, as_json=args.json, strict=not args.tolerant)
     soul = compose_soul(home, strict=not args.tolerant)
@@ -256,7 +268,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         problems: list[str] = []
         warnings: list[str] = []
         try:
-            home = Home(_home_dir(value))
+            home = Home(_home_dir(value, identity=False))  # compose names what is missing
             # Compose first: it reports every identity and skill problem at once;
             # wiring the agent then checks what only from_dir knows (builtin tools).
             soul = home.compose(strict=True)
@@ -278,9 +290,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         if args.strict:
             problems, warnings = problems + warnings, []
         for line in problems:
-            print(f"error: {line}")
+            print(f"{PROG} check: error: {line}")
         for line in warnings:
-            print(f"warning: {line}")
+            print(f"{PROG} check: warning: {line}")
         failed = failed or bool(problems)
         status = "FAILED" if problems else "ok"
         print(
@@ -383,7 +395,14 @@ def _memory_arguments(p: argparse.ArgumentParser) -> None:
         "text",
         nargs="?",
         help="add: the entry; replace/remove: the text to match; undo/restore/forget: a "
-        "change's ID (from log)",
+        "change's ID (from log); - reads it from standard input",
+    )
+    p.add_argument(
+        "--file",
+        "-F",
+        metavar="FILE",
+        help="add/replace/remove: read TEXT from FILE (- for standard input), for a text "
+        "too long or too awkward to quote",
     )
     p.add_argument("--with", dest="with_", metavar="TEXT", help="the replacement (replace)")
     p.add_argument("--user", action="store_true", help="USER.md instead of MEMORY.md")
@@ -473,10 +492,27 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(words[0] if words and words[0] in VERBS else None)
-    args = parser.parse_args(words)
+    if words and not words[0].startswith("-") and words[0] not in VERBS:
+        import difflib
 
+        close = difflib.get_close_matches(words[0], VERBS, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"the verbs: {', '.join(VERBS)}"
+        print(
+            f"{PROG}: error: invalid choice: {words[0]!r} is not a verb; {hint} "
+            f"(see `{PROG} --help`)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    parser = build_parser(words[0] if words and words[0] in VERBS else None)
+    args, extra = parser.parse_known_args(words)
     where = f"{PROG} {args.verb}"
+    if extra:  # named with the verb, whose --help lists its options
+        print(
+            f"{where}: error: unrecognized arguments: {' '.join(extra)} (see `{where} --help`)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+
     try:
         if args.verb == "memory":
             check_args(args)  # what argparse cannot express

@@ -41,10 +41,17 @@ def check_args(args: argparse.Namespace) -> None:
         "--keep-days": (args.keep_days is not None, ("compact",)),
         "--user": (args.user, ("show", *_EDITS, "log", "undo")),
         "--trust": (args.trust, ("add",)),
+        "--file": (args.file is not None, _EDITS),
     }
     for option, (given, actions) in only.items():
         if given and action not in actions:
             raise UsageError(f"{option} is not an option of memory {action}")
+    if args.file is not None:
+        if args.text is not None:
+            raise UsageError(f"memory {action}: give TEXT or --file, not both")
+        args.text = _read_text(args.file)
+    elif action in _EDITS and args.text == "-":
+        args.text = _read_text("-")
     if action in ("show", "log", "compact") and args.text is not None:
         raise UsageError(f"memory {action} takes no TEXT ({args.text!r})")
     if action in _EDITS and args.text is None:
@@ -68,6 +75,31 @@ def check_args(args: argparse.Namespace) -> None:
     for option, value in (("--limit", args.limit), ("--keep-days", args.keep_days)):
         if value is not None and value < 0:
             raise UsageError(f"{option} must be 0 or more, not {value}")
+
+
+#: The most a TEXT read from a file or standard input may be (the largest memory file
+#: allowed holds 10,000,000 characters).
+_TEXT_CAP = 64 * 2**20
+
+
+def _read_text(source: str) -> str:
+    """TEXT from a file, or standard input for `-`: UTF-8, its final line break dropped."""
+    shown = "standard input" if source == "-" else f"--file {source}"
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(_TEXT_CAP + 1)
+        else:
+            with open(source, "rb") as file:
+                data = file.read(_TEXT_CAP + 1)
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > _TEXT_CAP:
+        raise UsageError(f"{shown}: over {_TEXT_CAP:,} bytes")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{shown}: not UTF-8 text (byte {exc.start + 1:,})") from None
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 def run(args: argparse.Namespace, home: Path, prog: str) -> int:

@@ -150,6 +150,11 @@ class Transcript:
         # removed while it runs stays removed.
         self._started = resumed
 
+    @property
+    def started(self) -> bool:
+        """Whether the conversation exists in the home (saved, or resumed)."""
+        return self._started
+
     def save(self, messages: Sequence[Message]) -> None:
         """Append `messages` to the saved conversation (one transaction).
 

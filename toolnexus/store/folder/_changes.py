@@ -104,8 +104,8 @@ def sync(
             "SELECT digest FROM memory_changes WHERE target = ? ORDER BY id DESC LIMIT 1",
             (target,),
         ).fetchone()
-        if prev is None and data is None and size is None:
-            return None  # no file, and none before: nothing happened
+        if prev is None and not data and size is None:
+            return None  # no file (or an empty one, as `init` makes), and none before
         if prev is not None and prev[0] == found:
             return None
         before = None
