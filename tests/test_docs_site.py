@@ -132,3 +132,10 @@ def test_examples_run_as_plain_scripts(page: Path) -> None:
             compile(code, str(page), "exec")
         except SyntaxError as exc:
             raise AssertionError(f"{page.name}: {exc.msg} in:\n{code[:300]}") from None
+
+
+def test_wide_shell_sessions_wrap_instead_of_being_cut_off() -> None:
+    config = (DOCS.parent / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "stylesheets/extra.css" in config
+    css = (DOCS / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert "white-space: pre-wrap" in css

@@ -124,8 +124,8 @@ def serve(
     host = host.strip("[]")  # "[::1]" as in a URL is the address ::1
     if transport == "http" and not token and not is_loopback(host):
         raise ArgumentError(
-            f"serving on {host} (not loopback) needs a bearer token: pass --token or set "
-            f"{TOKEN_ENV}"
+            f"serving on {host} (not loopback) needs a bearer token: set {TOKEN_ENV} or pass "
+            "--token-file FILE"
         )
     import anyio
 
