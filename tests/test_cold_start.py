@@ -254,6 +254,20 @@ def test_skipping_by_needs_changes_no_verdict_on_the_suites_texts() -> None:
     assert flagged > 300  # the corpus does exercise the rules
 
 
+def test_skipping_by_needs_changes_nothing_when_neighbours_are_read_together() -> None:
+    # A split attack is read joined (`every=True`), and a need may only show in the pair.
+    pairs = []
+    for name in ("attacks.jsonl", "attacks-2.jsonl"):
+        for line in (TESTS / "corpus" / name).read_text(encoding="utf-8").splitlines():
+            entries = json.loads(line)["entries"]
+            if len(entries) > 1:
+                pairs.append("\n".join(entries))
+    assert len(pairs) >= 40
+    every = tuple(map(without_needs, _safety.rules()))
+    for joined in pairs:
+        assert _safety.scan(joined, every=True) == _safety.scan(joined, every=True, using=every)
+
+
 def rule_words() -> list[str]:
     """The words the rules are built from, and the punctuation they look for."""
     words: set[str] = set()
