@@ -33,7 +33,7 @@ from ._decode import decoded
 from ._forms import Form, flags, forms, hidden_tag_text, is_ignorable, skeleton
 from ._forms import written as written_form
 from ._rule import CATEGORIES, Finding, Rule, compiled
-from ._rulebook import rulebook
+from ._rulebook import needed_words, rulebook
 
 __all__ = ["CATEGORIES", "Finding", "Rule", "rules", "scan", "scan_text", "skeleton"]
 
@@ -173,19 +173,6 @@ class _Needs:
         return held.isdisjoint(rule.need_set)
 
 
-_WORDS: dict[int, tuple[tuple[Rule, ...], tuple[str, ...]]] = {}
-
-
-def _words(rules: tuple[Rule, ...]) -> tuple[str, ...]:
-    """Every word any of `rules` needs (kept per rule set: the built-in one is reused)."""
-    kept = _WORDS.get(id(rules))
-    if kept is None or kept[0] is not rules:
-        if len(_WORDS) > 8:
-            _WORDS.clear()
-        kept = _WORDS[id(rules)] = (rules, tuple(sorted({w for r in rules for w in r.needs})))
-    return kept[1]
-
-
 def _rule_findings(rule: Rule, views: dict[str, Form], needs: _Needs, every: bool) -> list[Finding]:
     found: list[Finding] = []
     seen: set[tuple[int, int]] = set()
@@ -235,7 +222,8 @@ def scan(
     were read entry by entry.
     """
     off = frozenset(off)
-    tried = tuple(rules() if using is None else using)
+    using = None if using is None else tuple(using)
+    tried = rules() if using is None else using
     found: list[Finding] = []
     if every:
         # The main forms come first, and the others are only built when asked for.
@@ -243,16 +231,17 @@ def scan(
     else:
         found += _char_findings(text)
         for hidden in hidden_tag_text(text):
-            found += _inner(hidden.text, hidden.span, "tag characters", _depth, off, tried)
+            found += _inner(hidden.text, hidden.span, "tag characters", _depth, off, using)
         views = {form.name: form for form in forms(text)}
-    needs = _Needs(_words(tried), views)
+    needs = _Needs(rulebook().words if using is None else needed_words(using), views)
     for rule in tried:
         if rule.id not in off and rule.category not in off:
             found.extend(_rule_findings(rule, views, needs, every))
     if not every and _depth < _MAX_DEPTH:
         for payload in decoded(text):
-            found += _inner(payload.text, payload.span, payload.via, _depth, off, tried)
-    return tuple(f for f in _unique(found, every) if f.category not in off and f.rule not in off)
+            found += _inner(payload.text, payload.span, payload.via, _depth, off, using)
+    # Rules switched off were not run; a category off also drops the character findings.
+    return tuple(f for f in _unique(found, every) if f.category not in off)
 
 
 def _inner(
@@ -261,7 +250,7 @@ def _inner(
     via: str,
     depth: int,
     off: frozenset[str],
-    using: tuple[Rule, ...],
+    using: tuple[Rule, ...] | None,
 ) -> list[Finding]:
     """The findings of text hidden at `span` (decoded `via`), placed at that span; its
     characters were judged where it was hidden."""

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from difflib import get_close_matches
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the same parser, before it joined the standard library
     import tomli as tomllib
 
-__all__ = ["FILES", "FOLDER", "Rulebook", "off_error", "rulebook", "unknown_off"]
+__all__ = [
+    "FILES",
+    "FOLDER",
+    "Rulebook",
+    "needed_words",
+    "off_error",
+    "rulebook",
+    "unknown_off",
+]
 
 #: Where the data files are.
 FOLDER = Path(__file__).parent / "rules"
@@ -65,7 +73,7 @@ _REF = re.compile(r"(?<!\\)\{([a-z][a-z0-9-]*)\}")
 _DEFAULT_READS = ("skeleton", "uncommented", "leet")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Rulebook:
     """Every rule in the order tried, and the shared pieces with their references filled in."""
 
@@ -76,6 +84,16 @@ class Rulebook:
     def ids(self) -> frozenset[str]:
         """The id of every rule."""
         return frozenset(rule.id for rule in self.rules)
+
+    @cached_property
+    def words(self) -> tuple[str, ...]:
+        """Every word any rule needs: the engine looks each up once per form of a text."""
+        return needed_words(self.rules)
+
+
+def needed_words(rules: Iterable[Rule]) -> tuple[str, ...]:
+    """Every word any of `rules` needs, each once."""
+    return tuple(sorted({word for rule in rules for word in rule.needs}))
 
 
 class _Bad(ValueError):
@@ -226,5 +244,5 @@ def off_error(unknown: list[str]) -> str:
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return (
         f"unknown scanner category or rule {first!r}{hint} (categories: {', '.join(CATEGORIES)};"
-        " rule ids are listed in the security docs)"
+        " the rules are listed on the Scanner rules page)"
     )
