@@ -19,8 +19,9 @@ from toolnexus.agents.models import ScriptedModel
 from toolnexus.errors import MemoryEditError
 from toolnexus.memory import History
 from toolnexus.store import database_store
+from toolnexus.store._address import shown as describe
 from toolnexus.store.folder._changes import digest
-from toolnexus.store.postgres._connection import close_pools, describe
+from toolnexus.store.postgres._connection import close_pools
 
 
 @pytest.fixture(autouse=True)

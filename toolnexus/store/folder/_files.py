@@ -156,14 +156,14 @@ def _write_locked(
     then: Callable[[], str] | None,
 ) -> str:
     state: State | None = None
-    broken: list[str] = []  # why the history cannot be kept (the write lands all the same)
+    broken: str | None = None  # why the history cannot be kept (the write lands all the same)
     outcome: list[tuple[bytes | None, bytes | None, str, tuple[Pending, ...]]] = []
 
     def lost(exc: BaseException) -> None:
-        nonlocal state
+        nonlocal state, broken
         state = None
-        if not broken:
-            broken.append(str(exc) if isinstance(exc, HistoryError) else _why(home, exc))
+        if broken is None:
+            broken = str(exc) if isinstance(exc, HistoryError) else _why(home, exc)
 
     def apply(data: bytes | None) -> bytes | None:
         if state is not None:
@@ -179,7 +179,7 @@ def _write_locked(
         # The new bytes are in place: record them at once (before the folder sync).
         nonlocal state
         base, new, _, pending = outcome[-1]
-        if new is None or new == base or not pending or broken:
+        if new is None or new == base or not pending or broken is not None:
             return
         try:
             if state is None:  # the first write that lands makes the history
@@ -217,15 +217,11 @@ def _write_locked(
                 with suppress(sqlite3.Error, HistoryError):
                     _changes.sync(state, target, None, size=size, sha=sha)
             raise
-    recorded = []
-    base, new, _, pending = outcome[-1] if outcome else (None, None, "", ())
-    if broken and new is not None and new != base and pending:
-        recorded.append(
-            f"(not recorded in the history: {broken[0]}; `toolnexus check` names the repair)"
-        )
-    message = outcome[-1][2]
-    note = " ".join([*([note] if note else []), *recorded]) or None
-    return message if note is None else f"{message} {note}"
+    base, new, message, pending = outcome[-1]
+    if broken is not None and new is not None and new != base and pending:
+        unrecorded = f"(not recorded in the history: {broken}; `toolnexus check` names the repair)"
+        note = f"{note} {unrecorded}" if note else unrecorded
+    return message if not note else f"{message} {note}"
 
 
 def _why(home: Path, exc: BaseException) -> str:

@@ -176,16 +176,18 @@ def _fail(path: Path, why: str) -> HistoryError:
     return HistoryError(f"{path}: {why}", kind="state")
 
 
-def _vet(folder: Path, db: Path) -> os.stat_result | None:
-    """Check the folder and the database are plain (no links); the database's stat, or None."""
+def _look(folder: Path, db: Path) -> tuple[tuple[Path, str] | None, os.stat_result | None]:
+    """What is wrong with the folder or the database files (the part, and why), if they are
+    not plain (no links); and the database's stat (None: none yet)."""
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
-        return None
+        return None, None
     if stat.S_ISLNK(st.st_mode):
-        raise _fail(folder, "is a link: refused (the home's state must live in the home)")
+        return (folder, _IS_LINK), None
     if not stat.S_ISDIR(st.st_mode):
-        raise _fail(folder, "is not a folder: move it aside so toolnexus can keep its state there")
+        why = "is not a folder: move it aside so toolnexus can keep its state there"
+        return (folder, why), None
     found: os.stat_result | None = None
     for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
         try:
@@ -193,9 +195,21 @@ def _vet(folder: Path, db: Path) -> os.stat_result | None:
         except FileNotFoundError:
             continue
         if not stat.S_ISREG(st.st_mode):
-            raise _fail(folder / name, "is not a regular file (a link?): refused")
+            return (folder / name, _NOT_REGULAR), None
         if name == DB_NAME:
             found = st
+    return None, found
+
+
+_IS_LINK = "is a link: refused (the home's state must live in the home)"
+_NOT_REGULAR = "is not a regular file (a link?): refused"
+
+
+def _vet(folder: Path, db: Path) -> os.stat_result | None:
+    """Check the folder and the database are plain (no links); the database's stat, or None."""
+    odd, found = _look(folder, db)
+    if odd is not None:
+        raise _fail(*odd)
     return found
 
 
@@ -290,16 +304,16 @@ def state_problems(home: Path) -> list[str]:
     """
     folder = state_dir(home)
     db = folder / DB_NAME
-    try:
-        found = _vet(folder, db)
-    except HistoryError as exc:
+    odd, found = _look(folder, db)
+    if odd is not None:
+        part, why = odd
         fix = (
             "remove the link; toolnexus keeps its state in a folder of its own and never "
             "writes through a link"
-            if "link" in str(exc)
-            else f"move it aside (mv {exc.args[0].split(': ', 1)[0]} <somewhere else>)"
+            if why in (_IS_LINK, _NOT_REGULAR)
+            else f"move it aside (mv {part} <somewhere else>)"
         )
-        return [f"{exc}; repair: {fix}"]
+        return [f"{_fail(part, why)}; repair: {fix}"]
     if found is None:
         return []
     aside = (

@@ -32,7 +32,6 @@ __all__ = [
     "TIMEOUT_VARIABLE",
     "PgConnection",
     "close_pools",
-    "describe",
     "pool_for",
     "timeout",
 ]
@@ -81,12 +80,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def describe(dsn: str) -> str:
-    """The DSN as messages show it: hosts and database, never any part of a user or
-    password, however malformed it is."""
-    return shown(dsn)
-
-
 def pool_for(dsn: str) -> ConnectionPool[Any]:
     """The process's connection pool for `dsn`, opened on first use (without waiting)."""
     with _pools_lock:
@@ -96,7 +89,7 @@ def pool_for(dsn: str) -> ConnectionPool[Any]:
                 from psycopg_pool import ConnectionPool  # optional: the `postgres` extra
             except ImportError:
                 raise StoreError(
-                    f"{describe(dsn)}: the PostgreSQL store needs psycopg: "
+                    f"{shown(dsn)}: the PostgreSQL store needs psycopg: "
                     "pip install 'toolnexus[postgres]'",
                     kind="unsupported",
                 ) from None
@@ -170,7 +163,7 @@ class PgConnection:
     @property
     def where(self) -> str:
         """The store as messages name it."""
-        return f"the PostgreSQL store {describe(self.dsn)} (key {self.key!r})"
+        return f"the PostgreSQL store {shown(self.dsn)} (key {self.key!r})"
 
     # -- connections -----------------------------------------------------------------
 
