@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _mcp_wire import HANDSHAKE
 from _waits import DEADLINE
 
 mcp = pytest.importorskip("mcp")
@@ -313,17 +314,7 @@ def test_stdout_carries_protocol_messages_only(tmp_path: Path) -> None:
     home = make_home(tmp_path / "ada")
     before = compose_soul(home).text
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "soul"}},
         {
             "jsonrpc": "2.0",

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _mcp_wire import PROTOCOL, initialize
 
 mcp = pytest.importorskip("mcp")
 
@@ -123,20 +124,11 @@ async def test_both_eras_advertise_the_same_capabilities(tmp_path: Path) -> None
         assert caps.resources.list_changed is True
 
 
-def initialize(http: httpx2.Client, url: str) -> httpx2.Response:
+def open_session(http: httpx2.Client, url: str) -> httpx2.Response:
     return http.post(
         url,
         headers={"Accept": "application/json, text/event-stream"},
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "forgetful", "version": "0"},
-            },
-        },
+        json=initialize("forgetful"),
     )
 
 
@@ -146,7 +138,7 @@ def list_tools(http: httpx2.Client, url: str, session: str) -> httpx2.Response:
         headers={
             "Accept": "application/json, text/event-stream",
             "Mcp-Session-Id": session,
-            "Mcp-Protocol-Version": "2025-06-18",
+            "Mcp-Protocol-Version": PROTOCOL,
         },
         json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     )
@@ -160,7 +152,7 @@ def test_a_full_session_table_ends_the_oldest_idle_session(
     with httpx2.Client(timeout=30) as http:
         # Clients that never say goodbye (no DELETE), one more than the cap.
         for _ in range(MAX_SESSIONS + 1):
-            answer = initialize(http, url)
+            answer = open_session(http, url)
             assert answer.status_code == 200, answer.text  # never 503
             ids.append(answer.headers["mcp-session-id"])
         assert list_tools(http, url, ids[0]).status_code == 404  # the oldest idle one went
@@ -175,11 +167,11 @@ def test_sigterm_with_an_event_stream_open_ends_the_server_cleanly(
 ) -> None:
     url, _, proc = server
     with httpx2.Client(timeout=30) as http:
-        session = initialize(http, url).headers["mcp-session-id"]
+        session = open_session(http, url).headers["mcp-session-id"]
         headers = {
             "Accept": "text/event-stream",
             "Mcp-Session-Id": session,
-            "Mcp-Protocol-Version": "2025-06-18",
+            "Mcp-Protocol-Version": PROTOCOL,
         }
         with http.stream("GET", url, headers=headers) as stream:
             assert stream.status_code == 200  # the stream is open

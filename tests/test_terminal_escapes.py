@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _mcp_wire import HANDSHAKE
 from test_cli import run
 
 from toolnexus._text import one_line, terminal_safe
@@ -37,17 +38,7 @@ def test_active_characters_are_shown_as_escapes() -> None:
 def test_an_mcp_request_id_cannot_forge_a_history_record(home: Path) -> None:
     forged = f"7\n9  2026-01-01T00:00:00Z  self  remove  cli{OSC_TITLE}"
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *HANDSHAKE,
         {
             "jsonrpc": "2.0",
             "id": forged,
