@@ -108,7 +108,7 @@ def test_loads_sample_home(copy_home: CopyHome) -> None:
         pytest.param(
             "---\nname: Ada\nmood: happy\n---\n",
             "{p}:3: unknown key 'mood' (allowed: name, description, read_only, "
-            "memory_limits, tools, model, sessions, scanner, store, store_key)",
+            "memory_limits, memory_review, tools, model, sessions, scanner, store, store_key)",
             id="unknown-key",
         ),
         pytest.param(

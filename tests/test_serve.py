@@ -91,8 +91,12 @@ class Heard:
 
 
 @asynccontextmanager
-async def over_stdio(home: Path, heard: Heard | None = None) -> AsyncIterator[Client]:
-    command, *args = serve_cmd(home)
+async def over_stdio(
+    home: Path, heard: Heard | None = None, *, trust: bool = True
+) -> AsyncIterator[Client]:
+    """A client of `home` served over stdio; `trust`: the person's own client
+    (`--trust-client`), whose memory writes are applied, not held for review."""
+    command, *args = serve_cmd(home, *(["--trust-client"] if trust else []))
     params = StdioServerParameters(command=command, args=args)
     async with Client(params, mode="legacy", message_handler=heard) as client:
         yield client
@@ -324,7 +328,7 @@ def test_stdout_carries_protocol_messages_only(tmp_path: Path) -> None:
         },
     ]
     with subprocess.Popen(
-        serve_cmd(home),
+        serve_cmd(home, "--trust-client"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -465,7 +469,16 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     token_file.write_text(TOKEN + "\n", encoding="utf-8")
     token_file.chmod(0o600)
     proc = subprocess.Popen(
-        serve_cmd(home, "--transport", "http", "--port", "0", "--token-file", str(token_file)),
+        serve_cmd(
+            home,
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--token-file",
+            str(token_file),
+            "--trust-client",
+        ),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -51,6 +51,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
             "http",
             "--port",
             "0",
+            "--trust-client",
         ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

@@ -30,6 +30,7 @@ from toolnexus.errors import HistoryError, HomeError, MemoryEditError, StoreErro
 from toolnexus.memory import History
 from toolnexus.store import FolderStore, configured_store, copy, database_store
 from toolnexus.store.postgres._connection import close_pools
+from toolnexus.store.postgres._migrations import MIGRATIONS
 
 
 @pytest.fixture(autouse=True)
@@ -367,11 +368,13 @@ def test_push_says_trust_marks_stay_in_the_folder(tmp_path: Path, pg_dsn: str) -
 def test_migrate_is_idempotent(tmp_path: Path, pg_dsn: str) -> None:
     home = make_home(tmp_path / "a", pg_dsn)
     first = cli("store", home, "migrate").stdout
-    assert "1 migration(s) applied" in first
+    assert f"{len(MIGRATIONS)} migration(s) applied" in first
     again = cli("store", home, "migrate").stdout
     assert "the schema is up to date" in again
     with psycopg.connect(pg_dsn, password=os.environ["PGPASSWORD"]) as conn:
-        assert conn.execute("SELECT version FROM toolnexus_schema").fetchall() == [(1,)]
+        assert conn.execute("SELECT version FROM toolnexus_schema").fetchall() == [
+            (len(MIGRATIONS),)
+        ]
 
 
 def test_no_store_configured_is_one_line(tmp_path: Path) -> None:
@@ -441,7 +444,9 @@ async def test_serve_tells_a_subscriber_of_a_write_on_another_machine(
 
     # A client passes a server only the environment it is given: the password included.
     env = {"PATH": os.environ["PATH"], "PGPASSWORD": os.environ["PGPASSWORD"]}
-    params = mcp.StdioServerParameters(command=CLI[0], args=[*CLI[1:], "serve", str(a)], env=env)
+    params = mcp.StdioServerParameters(
+        command=CLI[0], args=[*CLI[1:], "serve", str(a), "--trust-client"], env=env
+    )
     listeners = listening(pg_dsn)
     async with mcp.Client(params, mode="legacy", message_handler=listen) as client:
         await client.subscribe_resource("toolnexus://ada/MEMORY.md")

@@ -47,7 +47,7 @@ def test_an_mcp_request_id_cannot_forge_a_history_record(home: Path) -> None:
         },
     ]
     with subprocess.Popen(
-        [sys.executable, "-m", "toolnexus", "serve", str(home)],
+        [sys.executable, "-m", "toolnexus", "serve", str(home), "--trust-client"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

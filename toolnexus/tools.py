@@ -32,29 +32,46 @@ from ._schema import (
 from ._text import one_line
 from .errors import ToolDefinitionError, ToolError
 
-__all__ = ["Tool", "ToolError", "ToolResult", "define_tool"]
+__all__ = [
+    "CallContext",
+    "Tool",
+    "ToolError",
+    "ToolResult",
+    "call_context",
+    "calling",
+    "define_tool",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """Who is calling a tool right now: for provenance (the memory history's `source`).
+    """Who is calling a tool right now, and what the model had read: for provenance.
 
     A session sets it around each tool call (`caller="tool"`, its id, the model's
-    call id); the command line sets `caller="cli"`. Outside both it is unset.
+    call id, and `untrusted`: the tools whose results reached the model since the
+    person's last message); `toolnexus serve` sets `caller="mcp"`; the command
+    line sets `caller="cli"`. Outside all three it is unset. A loop of your own
+    sets it with `calling(...)` so the memory tool can judge its writes (SPEC §3):
+    a write made with `untrusted` set is held for review.
     """
 
     caller: str = "tool"
     session: str | None = None
     call: str | None = None
+    #: Where untrusted text that reached the model came from: tool names, `mcp-client`,
+    #: `imported` (empty: only the person and the home spoke since their last message).
+    untrusted: tuple[str, ...] = ()
 
     def source(self) -> str:
-        """As the history shows it: `tool session=… call=…`, `cli`."""
+        """As the history shows it: `tool session=… call=… untrusted=web,mail`, `cli`."""
         parts = [one_line(self.caller)]
         if self.session is not None:
             parts.append(f"session={one_line(self.session)}")
         if self.call is not None:
             # An id a client chose (an MCP request id) may hold anything.
             parts.append(f"call={one_line(self.call)}")
+        if self.untrusted:
+            parts.append("untrusted=" + ",".join(one_line(name) for name in self.untrusted))
         return " ".join(parts)
 
 
@@ -108,6 +125,9 @@ class Tool:
     handler: Handler = field(repr=False)
     #: "kwargs": handler(**fields) (function form); "model": handler(model_instance).
     call_style: Literal["kwargs", "model"] = field(default="kwargs", repr=False)
+    #: Set on the builtins that read only the home (`memory`, `skill`, `now`): their
+    #: results are not untrusted text for provenance (`home_reader`).
+    _reads_home: bool = field(default=False, repr=False, compare=False)
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -194,6 +214,17 @@ class Tool:
             "description": self.description,
             "inputSchema": self.input_schema,
         }
+
+
+def home_reader(tool: Tool) -> Tool:
+    """`tool`, marked as one whose results come from the persona's home alone: a session
+    does not count them as untrusted text (for the builtins `memory`, `skill`, `now`)."""
+    return dataclasses.replace(tool, _reads_home=True)
+
+
+def reads_home(tool: Tool) -> bool:
+    """Whether `tool`'s results come from the home alone (see `home_reader`)."""
+    return tool._reads_home
 
 
 def _is_async(handler: Handler) -> bool:

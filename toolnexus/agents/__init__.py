@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..conversations._recall import recall_tool
     from ..conversations._saved import Conversations
     from ..errors import HomeError
+    from ..memory._held import Review
     from ..memory._tool import memory_tool
     from ..scanner._scanner import Finding, Scanner
     from ..soul import Soul, compose_soul
@@ -40,6 +41,7 @@ __all__ = [
     "Home",
     "HomeError",
     "PgStore",
+    "Review",
     "Scanner",
     "Session",
     "Soul",
@@ -63,6 +65,7 @@ __getattr__, __dir__ = exports(
         "Home": "._home",
         "HomeError": "..errors",
         "PgStore": "..store.postgres._store",
+        "Review": "..memory._held",
         "Scanner": "..scanner._scanner",
         "Session": "._session",
         "Soul": "..soul",

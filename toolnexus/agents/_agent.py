@@ -30,7 +30,7 @@ from ..memory._tool import memory_tool
 from ..models import Message, Model
 from ..scanner._scanner import Classifier, Scanner
 from ..soul import compose_soul
-from ..tools import Tool, define_tool
+from ..tools import Tool, define_tool, home_reader
 from ._home import Home
 from ._session import DEFAULT_MAX_TOOL_ROUNDS, Session, check_model, check_rounds, check_tools
 from ._skills import serve_skills
@@ -66,7 +66,7 @@ def _now_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
         """Tell the current date and time (UTC, ISO 8601, with the weekday)."""
         return datetime.now(timezone.utc).strftime("%A %Y-%m-%dT%H:%M:%SZ")
 
-    return now
+    return home_reader(now)
 
 
 #: Builtin tools a home can enable by name in IDENTITY.md `tools:`, in the order they
@@ -230,10 +230,14 @@ class Agent:
             save = soul.config.sessions
         messages: tuple[Message, ...] = ()
         session_id = new_session_id()
+        untrusted: tuple[str, ...] = ()
         if resume is not None:
             conversations = Conversations(self._home.path)
-            session_id = conversations.get(resume).id
+            saved = conversations.get(resume)
+            session_id = saved.id
             messages = conversations.messages(session_id)
+            if saved.origin == "import":  # nobody said it here: not the person's word
+                untrusted = ("imported",)
         chosen = model if model is not None else self._model
         transcript = (
             Transcript(
@@ -254,6 +258,7 @@ class Agent:
             messages=messages,
             transcript=transcript,
             id=session_id,
+            untrusted=untrusted,
         )
 
 
@@ -315,8 +320,14 @@ class _Wiring:
         ]
         if self.memory is True or (self.memory is None and not config.read_only):
             limits: dict[str, int] = {t: config.memory_limits.for_target(t) for t in MEMORY_FILES}
-            key = ("memory", tuple(limits.items()), config.scanner)
-            make = partial(memory_tool, home.path, limits=limits, scanner=self.scanner)
+            key = ("memory", tuple(limits.items()), config.scanner, config.memory_review)
+            make = partial(
+                memory_tool,
+                home.path,
+                limits=limits,
+                scanner=self.scanner,
+                review=config.memory_review,
+            )
             tool = self._build(key, make)
             entries.append((tool, "memory_tool(dir)"))
         entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(self.mine))

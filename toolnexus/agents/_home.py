@@ -22,6 +22,7 @@ from ..home._load import (
 )
 from ..home._skill import Skill
 from ..memory._document import MemoryDocument
+from ..memory._held import HeldWrite, Review
 from ..memory._history import Change, History
 from ..soul import Soul, compose_soul
 from ..store._config import configured_store
@@ -187,3 +188,32 @@ class Home:
             HistoryError: no such change.
         """
         return History(self.path).forget(id)
+
+    # -- writes held for review (see `memory.Review`) -------------------------------------
+
+    def pending(self) -> list[HeldWrite]:
+        """The memory writes held for a person's review, oldest first (SPEC §3): writes the
+        model made after untrusted text reached it. None of them is in a soul.
+
+        Raises:
+            HistoryError: when the home's state cannot be read.
+        """
+        return Review(self.path).pending()
+
+    def approve(self, id: int) -> str:
+        """Apply held write `id` under the normal rules (match, limit, scanner); it loads
+        next session. A refused approval keeps it held.
+
+        Raises:
+            HistoryError: no held write `id`.
+            MemoryEditError: the write is refused now.
+        """
+        return Review(self.path).approve(id)
+
+    def reject(self, id: int) -> str:
+        """Drop held write `id`; nothing is written.
+
+        Raises:
+            HistoryError: no held write `id`.
+        """
+        return Review(self.path).reject(id)

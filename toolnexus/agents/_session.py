@@ -32,7 +32,7 @@ from ..models import (
     UserMessage,
 )
 from ..soul import Soul
-from ..tools import CallContext, Tool, calling
+from ..tools import CallContext, Tool, calling, reads_home
 
 __all__ = ["DEFAULT_MAX_TOOL_ROUNDS", "Session", "check_model", "check_rounds", "check_tools"]
 
@@ -87,6 +87,10 @@ class Session:
     """One conversation with a frozen soul: the system prompt never changes during it.
 
     Build one with `agent.session()`. `messages` is the whole history so far.
+    `untrusted` names text the conversation holds from its start that no person
+    wrote here (`imported`: a resumed imported conversation); with the results of
+    tools read since the person's last message, it is what the memory tool's
+    writes are judged by (`untrusted`).
     When `send` raises, the messages up to the failure stay in the history (the
     tools that ran did run); the unanswered tool calls that hit the round cap
     are left out, so the history stays valid to send again. When a `send` is
@@ -115,8 +119,10 @@ class Session:
         "_save_lock",
         "_saved",
         "_soul",
+        "_standing",
         "_tools",
         "_transcript",
+        "_untrusted",
         "_usage",
     )
 
@@ -130,6 +136,7 @@ class Session:
         messages: Sequence[Message] = (),
         transcript: Transcript | None = None,
         id: str | None = None,
+        untrusted: Sequence[str] = (),
     ) -> None:
         self._soul = soul
         self._tools = check_tools([(tool, f"tools[{i}]") for i, tool in enumerate(tools)])
@@ -144,6 +151,19 @@ class Session:
         self._save_error: ConversationError | None = None
         self._save_lock = threading.Lock()
         self._usage = Usage()
+        #: Where untrusted text that reached the model since the person's last message came
+        #: from (tool names, in order): provenance for the memory tool's writes.
+        self._untrusted: dict[str, None] = {}
+        #: Sources in the conversation from its start (an imported one): never cleared.
+        self._standing = tuple(untrusted)
+        self._untrusted.update(dict.fromkeys(self._standing))
+
+    @property
+    def untrusted(self) -> tuple[str, ...]:
+        """Where text that neither the person nor the home wrote came from, since the
+        person's last message: the tools (other than `memory`, `skill`, `now`) whose
+        results the model read. A memory write made now is judged by it (SPEC §3)."""
+        return tuple(self._untrusted)
 
     @property
     def id(self) -> str:
@@ -325,6 +345,8 @@ class Session:
         self, model: Model, text: str, *, streaming: bool
     ) -> AsyncGenerator[Event, None]:
         self._messages.append(UserMessage(text))
+        # The person spoke: provenance starts again (but for what the conversation began with).
+        self._untrusted = dict.fromkeys(self._standing)
         if self._saved:
             # Before the model is asked: a crash keeps what the person said. A conversation
             # not saved yet is created by its first answered turn, so a first attempt that
@@ -393,8 +415,14 @@ class Session:
                 output=f"unknown tool {call.name!r}: the tools are {names}",
                 is_error=True,
             )
-        with calling(CallContext("tool", self._id, call.id)):
-            result = await tool.execute(call.arguments)
+        context = CallContext("tool", self._id, call.id, untrusted=tuple(self._untrusted))
+        try:
+            with calling(context):
+                result = await tool.execute(call.arguments)
+        finally:
+            if not reads_home(tool):
+                # Its result (or what it began to return) is text from outside the home.
+                self._untrusted[tool.name] = None
         if result.exception is not None:
             # The model reads only the message; the developer gets the traceback.
             logger.warning(

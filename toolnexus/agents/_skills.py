@@ -30,7 +30,7 @@ from ..home._door import (
 from ..home._load import valid_skills
 from ..home._skill import parse_skill
 from ..soul import Soul
-from ..tools import Tool, define_tool
+from ..tools import Tool, define_tool, home_reader
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -87,7 +87,7 @@ def serve_skills(root: Path, names: tuple[str, ...]) -> Tool:
         return read_skill(root, args.name, args.path)
 
     listing = "\n".join(f"- {name}" for name in names)
-    return define_tool(
+    tool = define_tool(
         name="skill",
         description=(
             "Load a skill: its full instructions (SKILL.md), or with `path` one file "
@@ -98,6 +98,7 @@ def serve_skills(root: Path, names: tuple[str, ...]) -> Tool:
         input_model=_args_model(names),
         handler=load,
     )
+    return home_reader(tool)  # it reads the home's skills alone
 
 
 def _args_model(names: tuple[str, ...]) -> type[BaseModel]:

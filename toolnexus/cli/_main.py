@@ -395,8 +395,10 @@ def _memory_arguments(p: argparse.ArgumentParser) -> None:
         "text",
         nargs="?",
         help="add: the entry; replace/remove: the text to match; undo/restore/forget: a "
-        "change's ID (from log); - reads it from standard input",
+        "change's ID (from log); approve/reject: held writes' IDs (from pending); - reads "
+        "it from standard input",
     )
+    p.add_argument("more", nargs="*", help=argparse.SUPPRESS)  # approve / reject: more IDs
     p.add_argument(
         "--file",
         "-F",
@@ -412,7 +414,7 @@ def _memory_arguments(p: argparse.ArgumentParser) -> None:
         help="add: write the entry even if the scanner flags it, and keep it in the soul "
         "(a person overriding a false positive)",
     )
-    p.add_argument("--json", action="store_true", help="log: one JSON object per line")
+    p.add_argument("--json", action="store_true", help="log, pending: one JSON object per line")
     p.add_argument("--limit", type=int, metavar="N", help="log: the newest N changes only")
     p.add_argument("--grep", metavar="TEXT", help="log: changes whose text contains TEXT")
     p.add_argument(
@@ -444,9 +446,11 @@ VERBS: dict[str, tuple[Handler, str, str, _cli_conversations.Arguments]] = {
     "memory": (
         cmd_memory,
         "Show or edit MEMORY.md / USER.md with the memory tool's rules; read, undo or "
-        "restore their history.",
+        "restore their history; review the writes held for a person.",
         f'{PROG} memory ada replace "metric units" --with "SI units" --user\n  '
-        f"{PROG} memory ada log --grep tea",
+        f"{PROG} memory ada log --grep tea\n  "
+        f"{PROG} memory ada pending\n  "
+        f"{PROG} memory ada approve 3",
         _memory_arguments,
     ),
     "check": (cmd_check, "Validate homes.", f"{PROG} check ada personas/*", _check_arguments),

@@ -2,7 +2,8 @@
 
 add / replace / remove run through the very tool a model uses (same rules,
 same messages); log / undo / restore / compact / forget through
-`memory.History`. Every change made here is recorded with source `cli`.
+`memory.History`; pending / approve / reject through `memory.Review`. Every
+change made here is recorded with source `cli`, and none is ever held for review.
 """
 
 from __future__ import annotations
@@ -16,14 +17,29 @@ from .._text import one_line, terminal_safe
 
 if TYPE_CHECKING:
     from ..home._identity import Target
+    from ..memory._held import HeldWrite
     from ..memory._history import Change
 
 __all__ = ["ACTIONS", "UsageError", "check_args", "run"]
 
 #: Every action of the memory verb.
-ACTIONS = ("show", "add", "replace", "remove", "log", "undo", "restore", "compact", "forget")
+ACTIONS = (
+    "show",
+    "add",
+    "replace",
+    "remove",
+    "log",
+    "undo",
+    "restore",
+    "compact",
+    "forget",
+    "pending",
+    "approve",
+    "reject",
+)
 _EDITS = ("add", "replace", "remove")
 _NEEDS_ID = ("restore", "forget")
+_REVIEW = ("approve", "reject")
 
 
 class UsageError(Exception):
@@ -35,7 +51,7 @@ def check_args(args: argparse.Namespace) -> None:
     action = args.action
     only = {
         "--with": (args.with_ is not None, ("replace",)),
-        "--json": (args.json, ("log",)),
+        "--json": (args.json, ("log", "pending")),
         "--limit": (args.limit is not None, ("log",)),
         "--grep": (args.grep is not None, ("log",)),
         "--keep-days": (args.keep_days is not None, ("compact",)),
@@ -46,13 +62,30 @@ def check_args(args: argparse.Namespace) -> None:
     for option, (given, actions) in only.items():
         if given and action not in actions:
             raise UsageError(f"{option} is not an option of memory {action}")
+    more = getattr(args, "more", None) or []
+    if more and action not in _REVIEW:
+        raise UsageError(f"memory {action} takes one TEXT, not {len(more) + 1}: quote it")
+    if action in _REVIEW:
+        if args.text is None:
+            raise UsageError(f"memory {action} needs the ID of a held write (see memory pending)")
+        ids = []
+        for value in [args.text, *more]:
+            try:
+                ids.append(int(value))
+            except ValueError:
+                raise UsageError(
+                    f"memory {action}: {value!r} is not the ID of a held write (a number from "
+                    "memory pending)"
+                ) from None
+        args.ids = list(dict.fromkeys(ids))
+        return
     if args.file is not None:
         if args.text is not None:
             raise UsageError(f"memory {action}: give TEXT or --file, not both")
         args.text = _read_text(args.file)
     elif action in _EDITS and args.text == "-":
         args.text = _read_text("-")
-    if action in ("show", "log", "compact") and args.text is not None:
+    if action in ("show", "log", "compact", "pending") and args.text is not None:
         raise UsageError(f"memory {action} takes no TEXT ({args.text!r})")
     if action in _EDITS and args.text is None:
         raise UsageError(f"memory {action} needs TEXT")
@@ -111,6 +144,8 @@ def run(args: argparse.Namespace, home: Path, prog: str) -> int:
             return _show(home, args)
         if args.action in _EDITS:
             return _edit(home, args, prog)
+        if args.action == "pending" or args.action in _REVIEW:
+            return _review(home, args, prog)
         return _history(home, args)
 
 
@@ -192,6 +227,57 @@ def _history(home: Path, args: argparse.Namespace) -> int:
     else:
         print(history.forget(args.text))
     return 0
+
+
+def _review(home: Path, args: argparse.Namespace, prog: str) -> int:
+    """pending / approve ID… / reject ID…: the writes held for a person's review.
+
+    Each ID is decided on its own, in order: one refused (not held, or refused by the
+    rules now) is reported and the rest still go; exit 1 if any was refused.
+    """
+    import json
+
+    from ..errors import HistoryError, MemoryEditError
+    from ..memory._held import Review
+
+    review = Review(home)
+    if args.action == "pending":
+        held = review.pending()
+        if args.json:
+            for write in held:
+                print(json.dumps(write.to_dict(), ensure_ascii=False))
+        else:
+            print("\n".join(_held(w) for w in held) or "(no writes held for review)")
+            if held:
+                print("(approve ID... saves a write under the usual rules; reject ID... drops it)")
+        return 0
+    decide = review.approve if args.action == "approve" else review.reject
+    code = 0
+    for id in args.ids:
+        try:
+            print(terminal_safe(decide(id)))
+        except (HistoryError, MemoryEditError) as exc:
+            print(f"{prog} memory: {args.action} {id}: {terminal_safe(str(exc))}", file=sys.stderr)
+            code = 1
+    return code
+
+
+def _held(write: HeldWrite) -> str:
+    """One held write as `memory pending` prints it: a header line, then its changes."""
+    from ..home._door import MEMORY_FILES
+
+    name = MEMORY_FILES["user" if write.target == "user" else "self"]
+    head = f"{write.id}  {write.time}  {name}  {write.action}  {one_line(write.source)}"
+    lines: list[str] = []
+    for op in write.operations:
+        first, *rest = op.text.split("\n")
+        lines.append(f"{op.action}: {first}")
+        lines.extend(f"  {line}" for line in rest)
+        if op.with_ is not None:
+            first, *rest = op.with_.split("\n")
+            lines.append(f"  with: {first}")
+            lines.extend(f"  {line}" for line in rest)
+    return "\n".join([head, *(f"    {terminal_safe(line)}" for line in lines)])
 
 
 def _shown(change: Change) -> str:

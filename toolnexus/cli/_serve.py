@@ -44,6 +44,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "or --token-file",
     )
     p.add_argument(
+        "--trust-client",
+        action="store_true",
+        help="the client is your own: its memory writes are applied, not held for review "
+        "(memory_review: untrusted)",
+    )
+    p.add_argument(
         "--token-file",
         metavar="FILE",
         help="http: read the bearer token from FILE (its first line), kept out of the process list",
@@ -122,6 +128,7 @@ def serve(args: argparse.Namespace, home: Path, prog: str) -> int:
             port=port,
             token=token if args.transport == "http" else None,
             ready=ready,
+            trust_client=args.trust_client,
         )
     except ArgumentError as exc:
         raise UsageError(str(exc)) from None

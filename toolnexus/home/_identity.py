@@ -21,6 +21,7 @@ __all__ = [
     "Identity",
     "IdentityConfig",
     "MemoryLimits",
+    "ReviewMode",
     "ScannerConfig",
     "Target",
     "check_dsn",
@@ -30,6 +31,10 @@ __all__ = [
 
 #: A memory target: "self" is MEMORY.md (the persona's own notes), "user" is USER.md.
 Target = Literal["self", "user"]
+
+#: Which memory writes by the model are held for a person's review (SPEC §3): those made
+#: after untrusted text reached it (the default), every one, or none.
+ReviewMode = Literal["untrusted", "all", "off"]
 
 #: Characters per memory file: room for a few hundred short notes, small next to
 #: a model's context window, so memory never crowds out the conversation.
@@ -141,6 +146,13 @@ class IdentityConfig(BaseModel):
     memory_limits: MemoryLimits = Field(
         default_factory=MemoryLimits, description="Characters per memory file."
     )
+    memory_review: ReviewMode = Field(
+        default="untrusted",
+        description=(
+            "Which memory writes by the model wait for a person's review: `untrusted` "
+            "(made after untrusted text reached it), `all`, or `off`."
+        ),
+    )
     tools: tuple[str, ...] = Field(default=(), description="Names of builtin tools to enable.")
     model: str | None = Field(default=None, description="The model to talk through, if any.")
     sessions: bool = Field(
@@ -159,6 +171,12 @@ class IdentityConfig(BaseModel):
         max_length=200,
         description="The persona's key in that store (default: its name).",
     )
+
+    @field_validator("memory_review", mode="before")
+    @classmethod
+    def _yaml_review_off(cls, value: object) -> object:
+        # YAML 1.1 reads a bare `off` as the boolean false.
+        return "off" if value is False else value
 
     @field_validator("store")
     @classmethod

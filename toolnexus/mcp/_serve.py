@@ -104,13 +104,16 @@ def serve(
     port: int = DEFAULT_PORT,
     token: str | None = None,
     ready: Callable[[str], None] | None = None,
+    trust_client: bool = False,
 ) -> None:
     """Serve `home` until the client leaves (stdio) or the process is told to stop.
 
     Over HTTP the endpoint is `http://HOST:PORT/mcp`; on an address other than
     loopback a bearer token is required, and with a token every request must
     carry `Authorization: Bearer <token>`. `ready` is called with the address
-    once it listens (port 0 picks a free one).
+    once it listens (port 0 picks a free one). A client's memory writes are
+    untrusted, held for a person's review under `memory_review: untrusted`,
+    unless `trust_client` (the client is a person's own: SPEC §3, §13).
 
     Raises:
         HomeError: when `home` is not a valid home (nothing is served).
@@ -131,7 +134,7 @@ def serve(
 
     from ._server import HomeServer
 
-    served = HomeServer(Path(home), one_connection=transport == "stdio")
+    served = HomeServer(Path(home), one_connection=transport == "stdio", trust_client=trust_client)
     if transport == "stdio":
         if ready is not None:
             ready("stdio")

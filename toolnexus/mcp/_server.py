@@ -80,6 +80,10 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.") or "persona"
 
 
+#: How provenance names text from an MCP client (`untrusted=mcp-client` in the history).
+CLIENT = "mcp-client"
+
+
 @dataclass
 class _Connection:
     """What one client connection keeps: its session, its way back, its subscriptions."""
@@ -126,8 +130,13 @@ class HomeServer:
             problem listed): a bad home never starts serving.
     """
 
-    def __init__(self, home: str | os.PathLike[str], *, one_connection: bool) -> None:
+    def __init__(
+        self, home: str | os.PathLike[str], *, one_connection: bool, trust_client: bool = False
+    ) -> None:
         self.home = Home(Path(os.path.abspath(home)))
+        #: Where a client's text comes from, for provenance: nowhere trusted, unless the
+        #: server was told the client is the person's own (`--trust-client`).
+        self.untrusted: tuple[str, ...] = () if trust_client else (CLIENT,)
         self.agent: Agent = from_dir(self.home.path, save=False)
         first = self.agent.session()  # composes strictly: a bad home fails here
         self.host = slug(first.soul.config.name)
@@ -267,7 +276,8 @@ class HomeServer:
                 f"no tool {params.name!r} in this session; its tools: {', '.join(tools) or 'none'}",
             )
         call = None if ctx.request_id is None else str(ctx.request_id)
-        with calling(CallContext(caller="mcp", session=session.id, call=call)):
+        context = CallContext(caller="mcp", session=session.id, call=call, untrusted=self.untrusted)
+        with calling(context):
             result = await tool.execute(params.arguments or {})
         return _result(for_client(result.output, self.home.path), error=result.is_error)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import ArgumentError, HomeError, HomeFileError, MemoryEditError, StoreError
 from ..home._door import MEMORY_FILES, decode
-from ..home._identity import Target, memory_limit
+from ..home._identity import ReviewMode, Target, memory_limit
 from ..home._identity_file import find_identity, resolve_limits
 from ..home._load import home_scanner
 from ..home._lock import WriteCancelled
@@ -25,10 +25,11 @@ from ..scanner._scanner import DEFAULT, Classifier, Scanner
 from ..store._config import home_store
 from ..store._protocol import Outcome
 from ..store._records import Pending
-from ..tools import Tool, call_context, define_tool
+from ..tools import Tool, call_context, define_tool, home_reader
 from ._args import DESCRIPTION, MemoryArgs
 from ._document import Block, MemoryDocument, parse_memory
 from ._edit import NOTHING, Op, Plan, usage
+from ._review import hold, review_mode, why_held
 from ._trusted_write import check_trustable, mark_trusted
 
 __all__ = [
@@ -165,6 +166,16 @@ class MemoryStore:
             )
         return self._run(ops, batch=True, cancel=cancel)
 
+    def hold(self, ops: Sequence[Op], *, batch: bool, source: str, why: str) -> str:
+        """Hold a write for a person's review instead of applying it (see `Review`): the
+        same checks as a write first (a refused write is refused, not held); the message.
+
+        Raises:
+            MemoryEditError: `invalid`, `rejected`, or `io` when it cannot be kept.
+        """
+        plan = Plan(ops, name=self.name, limit=self.limit, batch=batch, scanner=self.scanner)
+        return hold(self.dir, self.target, plan.ops, batch=batch, source=source, why=why)
+
     # -- internals -----------------------------------------------------------------
 
     def _run(
@@ -282,6 +293,7 @@ def memory_tool(
     *,
     limits: Mapping[str, int] | None = None,
     scanner: Scanner | Classifier | None = None,
+    review: ReviewMode | None = None,
 ) -> Tool:
     """Build the `memory` tool: add / replace / remove entries in `dir`'s memory files.
 
@@ -294,6 +306,10 @@ def memory_tool(
         scanner: a classifier of your own (or a `Scanner`), run on new text after the built-in
             scanner (`toolnexus.scanner`): what it flags is refused. The
             categories IDENTITY.md's `scanner: {off: [...]}` names are not checked.
+        review: which writes wait for a person's review instead of being applied
+            (`Review` lists them): `"untrusted"`, those made after untrusted text
+            reached the model (the call's `CallContext.untrusted`); `"all"`; `"off"`.
+            Default: IDENTITY.md's `memory_review`, else `"untrusted"`.
 
     Raises:
         HomeError: when `dir` is not a folder, or its IDENTITY.md is invalid.
@@ -309,6 +325,11 @@ def memory_tool(
         )
     resolved = resolve_limits(home, limits)
     checker = home_scanner(home, scanner)
+    mode = review_mode(home) if review is None else review
+    if mode not in ("untrusted", "all", "off"):
+        raise ArgumentError(
+            f"review: {mode!r} is not a review mode; use 'untrusted', 'all' or 'off'"
+        )
     stores = {
         t: MemoryStore(home, t, limit=resolved.for_target(t), scanner=checker) for t in MEMORY_FILES
     }
@@ -323,7 +344,12 @@ def memory_tool(
         batch = args.operations is not None
         context = call_context()
         source = "tool" if context is None else context.source()
+        why = why_held(mode, context)
         try:
+            if why is not None:
+                return await asyncio.to_thread(
+                    store.hold, args.ops(), batch=batch, source=source, why=why
+                )
             return await asyncio.to_thread(
                 store._run, args.ops(), batch=batch, cancel=cancel, source=source
             )
@@ -331,6 +357,7 @@ def memory_tool(
             cancel.set()
             raise
 
-    return define_tool(
+    tool = define_tool(
         name="memory", description=DESCRIPTION, input_model=MemoryArgs, handler=handle
     )
+    return home_reader(tool)  # its results are the home's own files

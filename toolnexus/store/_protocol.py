@@ -18,10 +18,11 @@ from typing import Protocol, runtime_checkable
 from ..home._identity import Target
 from ..memory._document import MemoryDocument
 from ._records import Change, Pending, Row
+from ._review import Review
 from ._sessions import Found, Imported, Meta, Record, Stored
 from ._snapshot import Snapshot
 
-__all__ = ["Edit", "Outcome", "Records", "Store", "Talk"]
+__all__ = ["Edit", "Outcome", "Records", "Review", "Store", "Talk"]
 
 #: What an edit makes of a memory file read under its lock: the bytes to write (None:
 #: nothing), the message for the caller, and the changes to record.
@@ -188,6 +189,11 @@ class Store(Protocol):
 
     def talk(self, *, create: bool = False) -> Talk | None:
         """The saved conversations (None: none kept yet, and not `create`)."""
+        ...
+
+    def review(self, *, create: bool = False) -> Review | None:
+        """The memory writes held for a person's review (None: none kept yet, and not
+        `create`)."""
         ...
 
     def health(self) -> list[str]:

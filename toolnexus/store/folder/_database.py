@@ -1,5 +1,6 @@
 """The folder's state database as the `Store` seam sees it: `FolderRecords` (the memory
-history) and `FolderTalk` (saved conversations), each over one open `State`.
+history), `FolderTalk` (saved conversations) and `FolderReview` (writes held for
+review), each over one open `State`.
 
 Apart from `_store` so that SQLite loads only when `FolderStore.records` or
 `FolderStore.talk` is first called: composing a soul reads files alone.
@@ -11,11 +12,13 @@ import os
 from collections.abc import Sequence
 
 from .._records import Change, Row
+from .._review import COLUMNS as HELD
+from .._review import HeldOp, HeldWrite, held_of
 from .._sessions import Found, Imported, Meta, Record, Stored
 from . import _changes, _search, _transcripts
 from ._state import DB_NAME, State
 
-__all__ = ["FolderRecords", "FolderTalk"]
+__all__ = ["FolderRecords", "FolderReview", "FolderTalk"]
 
 
 class FolderRecords:
@@ -115,3 +118,45 @@ class FolderTalk:
 
     def sessions_holding(self, texts: Sequence[str]) -> list[str]:
         return _search.sessions_holding(self.state, texts)
+
+
+class FolderReview:
+    """The writes held for review, in the home's state database (`held_writes`)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def hold(
+        self, *, time: str, target: str, operations: Sequence[HeldOp], batch: bool, source: str
+    ) -> HeldWrite:
+        kept = HeldWrite(0, time, target, tuple(operations), batch, source)
+        with self.state.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO held_writes (time, target, operations, batch, source) "
+                "VALUES (?, ?, ?, ?, ?)",
+                kept.row()[1:],
+            )
+            id = cursor.lastrowid
+        assert id is not None
+        return HeldWrite(id, time, target, tuple(operations), batch, source)
+
+    def pending(self) -> list[HeldWrite]:
+        with self.state.reading() as conn:
+            rows = conn.execute(f"SELECT {HELD} FROM held_writes ORDER BY id").fetchall()
+        return [held_of(row) for row in rows]
+
+    def take(self, id: int) -> HeldWrite | None:
+        with self.state.transaction() as conn:
+            row = conn.execute(f"SELECT {HELD} FROM held_writes WHERE id = ?", (id,)).fetchone()
+            if row is not None:
+                conn.execute("DELETE FROM held_writes WHERE id = ?", (id,))
+        return None if row is None else held_of(row)
+
+    def put_back(self, held: HeldWrite) -> None:
+        with self.state.transaction() as conn:
+            conn.execute(
+                f"INSERT OR REPLACE INTO held_writes ({HELD}) VALUES (?, ?, ?, ?, ?, ?)",
+                held.row(),
+            )

@@ -140,4 +140,17 @@ MIGRATIONS: tuple[str, ...] = (
         (new.id, CASE WHEN new.shape = 'file' THEN NULL ELSE new.before END, new.after);
     END;
     """,
+    # 4: memory writes held for a person's review (SPEC §3): each kept whole, never applied
+    # until approved. `operations` is a JSON list of [action, text, with]; `batch` says the
+    # model sent them as one batch.
+    """
+    CREATE TABLE held_writes (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        time       TEXT NOT NULL,
+        target     TEXT NOT NULL CHECK (target IN ('self', 'user')),
+        operations TEXT NOT NULL,
+        batch      INTEGER NOT NULL DEFAULT 0,
+        source     TEXT NOT NULL
+    );
+    """,
 )

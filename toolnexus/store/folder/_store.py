@@ -27,7 +27,7 @@ from .._protocol import Edit, Outcome
 from .._snapshot import CHANGES, MESSAGES, SESSIONS, Snapshot
 
 if TYPE_CHECKING:
-    from ._database import FolderRecords, FolderTalk
+    from ._database import FolderRecords, FolderReview, FolderTalk
 
 # The SQLite parts (`_files`, `_state`, `_database`) are imported where they are
 # used: composing a soul reads the memory files alone, and `toolnexus soul` loads
@@ -139,6 +139,15 @@ class FolderStore:
 
         state = open_state(self.dir, create=create)
         return None if state is None else FolderTalk(state)
+
+    def review(self, *, create: bool = False) -> FolderReview | None:
+        """The writes held for review in `.toolnexus/state.db` (None: no database yet, and
+        not `create`)."""
+        from ._database import FolderReview
+        from ._state import open_state
+
+        state = open_state(self.dir, create=create)
+        return None if state is None else FolderReview(state)
 
     def health(self) -> list[str]:
         """Problems with `.toolnexus/` or its database (a link, damage, permissions)."""

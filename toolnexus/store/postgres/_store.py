@@ -29,6 +29,7 @@ from .._records import Pending, digest, now
 from .._snapshot import CHANGES, MESSAGES, SESSIONS, Snapshot
 from ._changes import PgRecords
 from ._connection import CHANNEL, PgConnection, notifications
+from ._review import PgReview
 from ._transcripts import PgTalk
 
 if TYPE_CHECKING:
@@ -279,6 +280,10 @@ class PgStore:
     def talk(self, *, create: bool = False) -> PgTalk:
         """The saved conversations."""
         return PgTalk(self.db)
+
+    def review(self, *, create: bool = False) -> PgReview:
+        """The writes held for review."""
+        return PgReview(self.db)
 
     def health(self) -> list[str]:
         """Nothing to repair by hand: a server's problems are reported as they happen."""

@@ -1,0 +1,95 @@
+"""`Review`: the memory writes held in a home for a person's review, listed, approved
+(applied then under the normal rules) or rejected. Why a write is held: `_review`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import cast
+
+from ..errors import HistoryError
+from ..home._door import MEMORY_FILES
+from ..home._identity import Target
+from ..home._identity_file import find_identity, resolve_limits
+from ..home._load import home_scanner
+from ..store._config import home_store
+from ..store._protocol import Store
+from ..store._review import HeldOp, HeldWrite
+from ..tools import call_context
+from ._edit import Op
+from ._tool import MemoryStore
+
+__all__ = ["HeldOp", "HeldWrite", "Review"]
+
+
+class Review:
+    """The writes held for review in a home: list them, approve them, reject them.
+
+    The command line's `toolnexus memory HOME pending | approve ID… | reject ID…`.
+    """
+
+    def __init__(self, dir: str | os.PathLike[str]) -> None:
+        self.dir = Path(dir)
+
+    def pending(self) -> list[HeldWrite]:
+        """Every write held for review, oldest first.
+
+        Raises:
+            HistoryError: when the home's state cannot be read.
+            StoreError: when the home's database store cannot be reached.
+        """
+        store = home_store(self.dir, find_identity(self.dir))
+        with store.failures():
+            review = store.review()
+            return [] if review is None else review.pending()
+
+    def approve(self, id: int) -> str:
+        """Apply held write `id` under the normal rules (match, limit, scanner); it loads
+        next session. A refused approval keeps the write held, so it can be rejected.
+
+        Raises:
+            HistoryError: no held write `id` (kind `not_found`).
+            MemoryEditError: the write is refused now (`not_found`, `full`, `rejected`, …).
+        """
+        store = home_store(self.dir, find_identity(self.dir))
+        held = self._take(store, id)
+        context = call_context()
+        who = "python" if context is None else context.source()
+        target = cast(Target, held.target)
+        mem = MemoryStore(
+            self.dir,
+            target,
+            limit=resolve_limits(self.dir).for_target(target),
+            scanner=home_scanner(self.dir, None),
+        )
+        ops = [Op(op.action, op.text, op.with_) for op in held.operations]
+        try:
+            done = mem._run(ops, batch=held.batch, source=f"{who} approved #{id}: {held.source}")
+        except BaseException:
+            with store.failures():
+                review = store.review(create=True)
+                assert review is not None
+                review.put_back(held)
+            raise
+        return f"approved #{id}: {done}"
+
+    def reject(self, id: int) -> str:
+        """Drop held write `id` unapplied.
+
+        Raises:
+            HistoryError: no held write `id` (kind `not_found`).
+        """
+        store = home_store(self.dir, find_identity(self.dir))
+        held = self._take(store, id)
+        return f"rejected #{id}: nothing was written to {MEMORY_FILES[cast(Target, held.target)]}."
+
+    def _take(self, store: Store, id: int) -> HeldWrite:
+        with store.failures():
+            review = store.review()
+            held = None if review is None else review.take(id)
+        if held is None:
+            raise HistoryError(
+                f"no write #{id} is held for review (`toolnexus memory HOME pending` lists them)",
+                kind="not_found",
+            )
+        return held

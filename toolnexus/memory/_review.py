@@ -1,0 +1,90 @@
+"""Review: memory writes made after untrusted text reached the model wait for a person.
+
+What a persona can know for certain is where a write came from. A session
+tells the memory tool (through the call's `CallContext.untrusted`) whether any
+text other than the person's and the home's reached the model since the
+person's last message; under `memory_review: untrusted` (the default) such a
+write is not applied but held, whole, in the home's store, until a person
+approves it (applied then under the normal rules: match, limit, scanner) or
+rejects it (`_held.Review`). `all` holds every write by the model; `off` holds
+none. A person's own writes (the command line, `MemoryStore`) are never held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import HistoryError, HomeError, MemoryEditError, StoreError
+from ..home._door import MEMORY_FILES
+from ..home._identity import ReviewMode, Target
+from ..home._identity_file import find_identity
+from ..store._config import home_store
+from ..store._records import now
+from ..store._review import HeldOp
+from ..tools import CallContext
+from ._edit import NOTHING, Op
+
+__all__ = ["HELD", "hold", "review_mode", "why_held"]
+
+HELD = "held for review"
+
+
+def review_mode(home: Path) -> ReviewMode:
+    """The home's `memory_review` (IDENTITY.md), `untrusted` when it says nothing.
+
+    Raises:
+        HomeError: when IDENTITY.md cannot be read or breaks a rule.
+    """
+    found = find_identity(home)
+    return "untrusted" if found is None else found[1].config.memory_review
+
+
+def why_held(mode: ReviewMode, context: CallContext | None) -> str | None:
+    """Why a write by the model made in `context` waits for a person (None: it does not)."""
+    if mode == "off" or (context is not None and context.caller == "cli"):
+        return None
+    if context is not None and context.untrusted:
+        if len(context.untrusted) == 1:
+            what = f"text from {context.untrusted[0]} reached the model"
+        else:
+            what = f"text from {', '.join(context.untrusted)} reached the model"
+        return f"{what} since the person's last message"
+    if mode == "all":
+        return "this home holds every memory write by the model for a person's review"
+    return None
+
+
+def hold(
+    home: Path, target: Target, ops: Sequence[Op], *, batch: bool, source: str, why: str
+) -> str:
+    """Keep a write for review instead of applying it; the message for the model.
+
+    Raises:
+        MemoryEditError: (`io`) when the store cannot keep it: then nothing is held
+            and nothing written.
+    """
+    name = MEMORY_FILES[target]
+    try:
+        store = home_store(home, find_identity(home))
+        with store.failures():
+            review = store.review(create=True)
+            assert review is not None
+            held = review.hold(
+                time=now(),
+                target=target,
+                operations=[HeldOp(op.action, op.text, op.with_) for op in ops],
+                batch=batch,
+                source=source,
+            )
+    except (HomeError, HistoryError, StoreError) as exc:
+        raise MemoryEditError(
+            f"cannot hold this write for review: {exc}. It was not applied either. {NOTHING}",
+            kind="io",
+        ) from None
+    what = f"the batch of {len(ops)} changes" if batch else "this write"
+    return (
+        f"{HELD} (#{held.id}): {why}, so {what} to {name} waits for a person, who will see "
+        f"it and decide. Nothing is saved now: {name} is unchanged, and the note loads in "
+        "a later session only if they approve it. Do not write it again."
+    )
