@@ -100,8 +100,8 @@ def test_every_bad_key_is_reported_with_its_line() -> None:
         "home/IDENTITY.md:5: key 'memory_limits.self': Input should be greater than 0",
         "home/IDENTITY.md:5: unknown key 'memory_limits.users' (allowed: self, user)",
         "home/IDENTITY.md:3: unknown key 'descripton' "
-        "(allowed: name, description, read_only, memory_limits, memory_review, tools, model, sessions, "
-        "scanner, store, store_key)",
+        "(allowed: name, description, read_only, memory_limits, memory_review, tools, model, "
+        "sessions, scanner, store, store_key)",
     )
 
 

@@ -284,3 +284,61 @@ def test_notifications_end_at_once_or_hear_other_machines(store: Store) -> None:
 
     heard = asyncio.run(first())
     assert len(heard) == (1 if store.announces_changes else 0)
+
+
+# -- writes held for review ----------------------------------------------------------------
+
+
+def test_held_writes_are_kept_whole_listed_in_order_and_taken_once(store: Store) -> None:
+    from toolnexus.store._review import HeldOp
+
+    review = store.review(create=True)
+    assert review is not None
+    assert review.pending() == []
+    one = review.hold(
+        time="2026-01-01T00:00:00.000Z",
+        target="self",
+        operations=[HeldOp("add", "line one\nline two")],
+        batch=False,
+        source="tool session=s call=c untrusted=web",
+    )
+    two = review.hold(
+        time="2026-01-01T00:00:01.000Z",
+        target="user",
+        operations=[HeldOp("add", "a"), HeldOp("replace", "b", "c"), HeldOp("remove", "d")],
+        batch=True,
+        source="mcp session=t untrusted=mcp-client",
+    )
+    assert two.id > one.id
+    assert review.pending() == [one, two]
+    assert store.read("self") is None  # holding writes no memory file
+    assert review.take(one.id) == one
+    assert review.take(one.id) is None  # two people deciding on one write: one gets it
+    assert review.pending() == [two]
+    review.put_back(one)
+    assert review.pending() == [one, two]  # back under its own id
+
+
+def test_a_held_write_reads_back_as_the_json_the_command_line_prints(store: Store) -> None:
+    from toolnexus.store._review import HeldOp
+
+    review = store.review(create=True)
+    assert review is not None
+    held = review.hold(
+        time="2026-01-01T00:00:00.000Z",
+        target="self",
+        operations=[HeldOp("replace", "old", "new")],
+        batch=False,
+        source="tool",
+    )
+    [back] = review.pending()
+    assert back.to_dict() == {
+        "id": held.id,
+        "target": "self",
+        "action": "replace",
+        "text": "old",
+        "with": "new",
+        "operations": None,
+        "source": "tool",
+        "time": "2026-01-01T00:00:00.000Z",
+    }

@@ -6,6 +6,8 @@ with backoff, honouring `Retry-After`) or a turn that reaches the tool-round cap
 ends that turn with one line, and the prompt comes back with the conversation
 kept. Ctrl-C cancels the turn in flight; Ctrl-C at the prompt ends the chat.
 `/usage` prints the tokens the session has cost and how much came from the cache;
+a memory write held for review is named as it happens, and `/pending`, `/approve
+ID` and `/reject ID` let the person decide at once;
 `/help` lists the commands, `/quit` and `/exit` end the chat. The exit code is 1 when
 every turn failed (no key, no server), so a script notices.
 """
@@ -16,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -23,6 +26,7 @@ from contextlib import aclosing, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._text import one_line, terminal_safe
 from ._memory import UsageError
 
 if TYPE_CHECKING:
@@ -37,6 +41,8 @@ PROVIDERS = ("openai", "anthropic")
 CHAT_RETRIES = 3
 #: Tool-call arguments are shown whole up to this many characters.
 ARGUMENTS_SHOWN = 120
+#: The start of a memory write's result when it was held for review (`memory/_review`).
+_HELD = re.compile(r"held for review \(#(\d+)\)")
 EXIT_INTERRUPTED = 130
 
 
@@ -73,6 +79,11 @@ def tool_line(event: ToolFinished) -> str:
         shown = shown[: ARGUMENTS_SHOWN - 1] + "…"
     result = event.result
     if not result.is_error:
+        held = _HELD.match(result.output)
+        if held is not None:  # a person must see it now, and can decide at once
+            id = held.group(1)
+            decide = f"/approve {id} or /reject {id}"
+            return f"  [{event.call.name}] {shown} -> held for review #{id}: {decide}"
         return f"  [{event.call.name}] {shown} -> ok"
     first = (result.output.splitlines() or [""])[0]
     return f"  [{event.call.name}] {shown} -> error: {first[:100]}"
@@ -143,6 +154,9 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
 COMMANDS = {
     "/help": "this list",
     "/usage": "the tokens this session has cost, and how much came from the cache",
+    "/pending": "the memory writes held for your review (made after untrusted text)",
+    "/approve": "/approve ID...: save held writes (they load next session)",
+    "/reject": "/reject ID...: drop held writes",
     "/quit": "end the chat (so do /exit, Ctrl-D and Ctrl-C at the prompt)",
     "/exit": "end the chat",
 }
@@ -221,6 +235,9 @@ class _Chat:
             if command == "/usage":
                 print(f"usage this session: {describe_usage(self.session.usage)}", flush=True)
                 continue
+            if command.split()[0] in ("/pending", "/approve", "/reject"):
+                self._review(command)
+                continue
             if command == "/help":
                 width = max(map(len, COMMANDS))
                 for name, what in COMMANDS.items():
@@ -248,6 +265,45 @@ class _Chat:
             finally:
                 self.turn = None
             self._warn_unsaved()
+
+    def _review(self, command: str) -> None:
+        """/pending, /approve ID..., /reject ID...: the person decides on held writes."""
+        from ..errors import HistoryError, MemoryEditError
+        from ..memory._held import Review
+        from ..tools import CallContext, calling
+
+        name, *ids = command.split()
+        review = Review(self.session.soul.home)
+        where = f"{self.prog} chat"
+        try:
+            if name == "/pending":
+                if ids:
+                    print(f"{where}: /pending takes no ID", file=sys.stderr)
+                    return
+                held = review.pending()
+                for write in held:
+                    print(f"  #{write.id} {write.action} {write.target}: {one_line(write.text)}")
+                    print(f"      from {one_line(write.source)}")
+                if not held:
+                    print("  (no writes held for review)")
+                sys.stdout.flush()
+                return
+            if not ids:
+                print(
+                    f"{where}: {name} needs the ID of a held write (see /pending)", file=sys.stderr
+                )
+                return
+            decide = review.approve if name == "/approve" else review.reject
+            for raw in ids:
+                try:
+                    with calling(CallContext("chat", self.session.id)):
+                        print(terminal_safe(decide(int(raw.lstrip("#")))), flush=True)
+                except ValueError:
+                    print(f"{where}: {raw!r} is not the ID of a held write", file=sys.stderr)
+                except (HistoryError, MemoryEditError) as exc:
+                    print(f"{where}: {name[1:]} {raw}: {_one_line(exc)}", file=sys.stderr)
+        except HistoryError as exc:
+            print(f"{where}: {_one_line(exc)}", file=sys.stderr)
 
     def _interrupt(self) -> None:
         """Ctrl-C: cancel the turn in flight; again (or at the prompt, or once the answer
