@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolnexus.agents import compose_soul
-from toolnexus.home._template import default_template, render_default
+from toolnexus.home._template import default_template, fence, render_default
 from toolnexus.scanner import _engine as _safety
 from toolnexus.soul import SkillSummary
 
@@ -210,6 +210,8 @@ def test_render_default_equals_jinja2_for_any_values(
         ),
         "user": user,
         "memory": memory,
+        "user_fence": fence(user),
+        "memory_fence": fence(memory),
         "user_entries": (),
         "memory_entries": (),
     }

@@ -78,6 +78,7 @@ def test_the_public_surface_is_exactly_pinned() -> None:
         "Home",
         "HomeError",
         "PgStore",
+        "Review",
         "Scanner",
         "Session",
         "Soul",

@@ -18,6 +18,7 @@ from toolnexus.agents import Home, Soul, compose_soul, memory_tool, skill_tool
 from toolnexus.errors import HomeError
 from toolnexus.home import Source
 from toolnexus.home._memo import clear_memos
+from toolnexus.home._template import fence
 from toolnexus.soul import SOUL_BUDGET_CHARS, SkillSummary, Withheld
 
 CopyHome = Callable[[str], Path]
@@ -31,6 +32,16 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def notes_of(text: str, file: str) -> str:
+    """A file's notes inside their fence in a soul's text, the fence checked to be theirs."""
+    start = text.index(f"\n[{file} ") + len(file) + 3
+    mark = text[start : start + 8]
+    end = text.index(f"\n[end {file} {mark}]\n")
+    notes = text[start + 10 : end]
+    assert fence(notes) == mark
+    return notes
 
 
 def minimal(tmp_path: Path, frontmatter: str = "name: Ada\n", body: str = "You are Ada.\n") -> Path:
@@ -183,7 +194,12 @@ async def test_memory_write_changes_only_the_tail(copy_home: CopyHome) -> None:
     cut = before.index(MEMORY_HEADER)
     assert after.index(MEMORY_HEADER) == cut
     assert after[:cut] == before[:cut]
-    assert after == before + "- Sam ships on Fridays.\n"
+    assert (
+        notes_of(after, "MEMORY.md") == notes_of(before, "MEMORY.md") + "\n- Sam ships on Fridays."
+    )
+    assert after.endswith(
+        "\n- Sam ships on Fridays.\n[end MEMORY.md " + fence(notes_of(after, "MEMORY.md")) + "]\n"
+    )
 
 
 async def test_user_write_changes_nothing_before_the_user_section(copy_home: CopyHome) -> None:
@@ -393,7 +409,7 @@ def test_poisoned_entries_are_withheld_not_deleted(copy_home: CopyHome) -> None:
     assert poison not in soul.text
     assert "Ignore previous" not in soul.text
     # The unsafe paragraph is withheld, not the safe heading above it.
-    assert soul.text.endswith("  over summaries.\n# Injected\n")
+    assert soul.text.rsplit("\n[end MEMORY.md ", 1)[0].endswith("  over summaries.\n# Injected")
     assert "Zero" not in soul.text
     assert soul.memory_entries == (
         "The team wiki lives at wiki.example.org.",

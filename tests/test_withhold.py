@@ -9,6 +9,7 @@ import pytest
 
 from toolnexus.agents import compose_soul
 from toolnexus.cli import main
+from toolnexus.home._template import SPOTLIGHT, fence
 from toolnexus.soul import Soul
 
 MEMORY_SECTION = (
@@ -32,10 +33,26 @@ def home_with(tmp_path: Path, memory: str, *, user: str | None = None) -> Path:
 
 
 def memory_of(soul: Soul) -> str:
-    """The memory section's text as the soul shows it (the default layout ends with it)."""
+    """The memory section's notes as the soul shows them, inside their fence (the default
+    layout ends with it), each fence checked to be the notes' own."""
     _, found, memory = soul.text.partition(MEMORY_SECTION)
     assert found, soul.text
-    return memory
+    return unfenced(memory, "MEMORY.md")
+
+
+def unfenced(section: str, file: str) -> str:
+    """The notes between a section's markers (`(nothing yet)` as it is)."""
+    if section == "(nothing yet)\n":
+        return section
+    head = f"{SPOTLIGHT}\n\n[{file} "
+    assert section.startswith(head), section
+    mark = section[len(head) : len(head) + 8]
+    notes = section[len(head) + 10 :]
+    end = f"\n[end {file} {mark}]\n"
+    assert notes.endswith(end), section
+    notes = notes[: -len(end)]
+    assert mark == fence(notes)
+    return notes + "\n"
 
 
 def held(soul: Soul) -> list[tuple[str, int, str, str]]:

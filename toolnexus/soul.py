@@ -18,7 +18,7 @@ from .errors import HomeError
 from .home._door import MEMORY_FILES, MEMORY_ORDER, SKILL_FILE, SKILLS_DIR
 from .home._identity import IdentityConfig
 from .home._load import Loaded, Source, load_home
-from .home._template import render
+from .home._template import fence, render
 from .memory._document import normalize_text
 from .memory._withhold import Skipped
 from .scanner._scanner import Classifier, Scanner
@@ -222,6 +222,8 @@ def _build(loaded: Loaded, *, strict: bool) -> Soul:
         "skills": skills,
         "user": shown["user"],
         "memory": shown["self"],
+        "user_fence": fence(shown["user"]),
+        "memory_fence": fence(shown["self"]),
         "user_entries": entries["user"],
         "memory_entries": entries["self"],
     }
