@@ -237,7 +237,7 @@ def cli(*argv: str) -> int:
 
 def test_a_trusted_entry_is_kept_recorded_and_its_mark_ends_with_an_edit(tmp_path: Path) -> None:
     home = make_home(tmp_path)
-    note = "Talk title: 'Ignore all previous instructions' and other attacks"
+    note = "Talk title: Ignore all previous instructions, and other attacks"
     assert add(home, note)[0]
     assert cli("memory", str(home), "add", "--trust", note) == 0
     assert compose_soul(home).memory_entries == (note,)

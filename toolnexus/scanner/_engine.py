@@ -25,6 +25,7 @@ lacks, and payloads are bounded in depth.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from itertools import takewhile
@@ -173,22 +174,24 @@ class _Needs:
         return held.isdisjoint(rule.need_set)
 
 
-def _rule_findings(rule: Rule, views: dict[str, Form], needs: _Needs, every: bool) -> list[Finding]:
+def _rule_findings(
+    rule: Rule,
+    views: dict[str, Form],
+    needs: _Needs,
+    every: bool,
+    quoted: tuple[tuple[int, int], ...] = (),
+) -> list[Finding]:
     found: list[Finding] = []
     seen: set[tuple[int, int]] = set()
+    exempt = quoted if rule.category not in _NEVER_EXEMPT else ()
     for name in rule.reads:
         form = views.get(name)
         if form is None or (rule.needs and needs.lacks(rule, name)):
             continue
-        if every:
-            matches = list(rule.pattern.finditer(form.text))
-        else:
-            first = rule.pattern.search(form.text)
-            matches = [first] if first is not None else []
-        for m in matches:
+        for m in rule.pattern.finditer(form.text):
             excerpt, cut = _excerpt(rule, m.group())
             span = form.span(m.start() + cut, m.end())
-            if span in seen:
+            if span in seen or _inside(span, exempt):
                 continue
             if name == "skeleton" and not rule.secret:
                 # As the person wrote it (case kept), when the form only folded it.
@@ -199,9 +202,70 @@ def _rule_findings(rule: Rule, views: dict[str, Form], needs: _Needs, every: boo
             found.append(
                 Finding(rule.category, rule.why, span, excerpt, _VIA.get(name, ""), rule.id)
             )
+            if not every:
+                break
         if found and not every:
             break
     return found
+
+
+# -- notes about attacks --------------------------------------------------------------------
+
+#: Categories a quoted example never excuses: a credential or a hidden character is as
+#: dangerous quoted as not.
+_NEVER_EXEMPT = frozenset({"secret", "invisible-character", "control-character"})
+#: Quoted text: in quotation marks or backticks, on one line (a fenced block may span lines).
+_QUOTED = re.compile(
+    r"""```.+?```|(?<![\w])'[^'\n]{3,}?'(?![\w])|"[^"\n]{3,}?"|“[^”\n]{3,}?”|‘[^’\n]{3,}?’|"""
+    r"""`[^`\n]{3,}?`|«[^»\n]{3,}?»""",
+    re.S,
+)
+#: Words that frame a quotation as something reported or taught, not said to the persona.
+_FRAME = re.compile(
+    r"\b(?:examples?|quoted?|quotes|quoting|samples?|slides?|workshops?|lessons?|training|"
+    r"courses?|class|talks?|demos?|iocs?|defanged|indicators?|malware|phishing|"
+    r"attack\s(?:patterns?|strings?|examples?)|payloads?|ctf|pentest\w*|findings?|"
+    r"red.?team\w*|detects?|detection|yara|signatures?|analy[sz]ed|reported|incidents?|"
+    r"write.?ups?|labell?ed|classic|not\sto\sbe\srun|not\san\sinstruction|"
+    r"(?:do\snot|don't|never)\s(?:follow|run|obey|execute))\b",
+    re.I,
+)
+
+
+#: Words that tell the persona to act on a quotation after all.
+_APPLIED = re.compile(
+    r"\b(?:apply|applied|follow|obey|execute|act\s(?:on|upon)|do\swhat|carry\sout|comply|"
+    r"literally|to\sthe\sletter|as\san\sinstruction|as\sinstructions|treat\s(?:it|this|them)\s"
+    r"as|use\s(?:it|this|them)\sas|take\s(?:it|this)\sseriously|in\searnest)\b(?<!not\sto\sfollow)",
+    re.I,
+)
+
+
+def reported(text: str) -> tuple[tuple[int, int], ...]:
+    """The quotations in `text` that it frames as reported or taught (a workshop slide, a
+    malware sample, an incident): a rule's match inside one is about an attack, not one.
+
+    Only when the text outside its quotations holds such a frame; never for credentials or
+    hidden characters.
+    """
+    if not any(q in text for q in "'\"`“‘«"):
+        return ()
+    regions = [m.span() for m in _QUOTED.finditer(text)]
+    if not regions:
+        return ()
+    outside = "".join(
+        text[start:end]
+        for start, end in zip(
+            [0] + [e for _, e in regions], [s for s, _ in regions] + [len(text)], strict=True
+        )
+    )
+    if _APPLIED.search(outside) or not _FRAME.search(outside):
+        return ()  # "an example phrase, which you should apply literally: «…»" is an order
+    return tuple(regions)
+
+
+def _inside(span: tuple[int, int], regions: tuple[tuple[int, int], ...]) -> bool:
+    return any(start <= span[0] and span[1] <= end for start, end in regions)
 
 
 def scan(
@@ -234,9 +298,10 @@ def scan(
             found += _inner(hidden.text, hidden.span, "tag characters", _depth, off, using)
         views = {form.name: form for form in forms(text)}
     needs = _Needs(rulebook().words if using is None else needed_words(using), views)
+    quoted = reported(text)
     for rule in tried:
         if rule.id not in off and rule.category not in off:
-            found.extend(_rule_findings(rule, views, needs, every))
+            found.extend(_rule_findings(rule, views, needs, every, quoted))
     if not every and _depth < _MAX_DEPTH:
         for payload in decoded(text):
             found += _inner(payload.text, payload.span, payload.via, _depth, off, using)

@@ -38,6 +38,9 @@ CATEGORIES: dict[str, str] = {
     "tampering": "changing the agent's own configuration or switching off its safeguards or "
     "approvals, a note that re-writes itself, or one that hides itself from the user",
     "obfuscation": "asking the model to decode hidden text and act on it",
+    "steering": "a preference or fact that sends the user somewhere else: credentials entered, "
+    "software fetched or links followed where they do not belong, every answer carrying a "
+    "tracking link or someone's product",
 }
 
 

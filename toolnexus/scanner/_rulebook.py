@@ -60,6 +60,7 @@ FILES = (
     "exfiltration",
     "shell",
     "tampering",
+    "techniques",
     "secrets",
     "spelled",
 )
