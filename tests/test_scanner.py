@@ -365,7 +365,8 @@ def test_a_scanner_or_an_unhashable_classifier_may_be_passed(tmp_path: Path) -> 
     for scanner in (Unhashable(), Scanner(classifier=Unhashable())):
         assert compose_soul(home, scanner=scanner).memory_entries == ("Likes tea.",)  # type: ignore[arg-type]
         assert add(home, "More pineapple.", scanner=scanner)[0]
-    secretless = Scanner(off=frozenset({"instruction-override"}))
+    # The learned layer would refuse it too: off as well, by its category.
+    secretless = Scanner(off=frozenset({"instruction-override", "planted"}))
     assert compose_soul(home, scanner=secretless).memory_entries == (
         "Likes pineapple.",
         "Likes tea.",

@@ -409,7 +409,7 @@ def _entry_text(text: str, *, field: str, empty: str = "") -> str:
 
 def _scan(scanner: Scanner, entry: str, *, field: str) -> None:
     """Refuse text that is unsafe in a system prompt (see `scanner`)."""
-    reasons = scanner.reasons(entry)
+    reasons = tuple(str(f) for f in scanner.vet(entry))
     if reasons:
         raise MemoryEditError(
             f"rejected: {field} breaks a safety rule: {'; '.join(reasons)}. Memory loads "

@@ -14,7 +14,9 @@ each naming its category and the span it matched:
 3. payloads (`_decode`): base64, hex, URL and HTML escapes, ROT13 and reversed
    text decoded and scanned in turn (two levels deep);
 4. rules (data files in `scanner/rules/`, read by `_rulebook`), each run on the forms
-   it reads.
+   it reads;
+5. for a note about to be written, a learned layer (`planted`, `_model`): a linear
+   model over the note's words and word pairs, for wordings no rule names.
 
 Reading neighbours together (split attacks) is the caller's: `scan(joined,
 every=True)` gives every match with its span, which `_withhold` and the
@@ -33,10 +35,11 @@ from itertools import takewhile
 from ._decode import decoded
 from ._forms import Form, flags, forms, hidden_tag_text, is_ignorable, skeleton
 from ._forms import written as written_form
+from ._model import model
 from ._rule import CATEGORIES, Finding, Rule, compiled
 from ._rulebook import needed_words, rulebook
 
-__all__ = ["CATEGORIES", "Finding", "Rule", "rules", "scan", "scan_text", "skeleton"]
+__all__ = ["CATEGORIES", "Finding", "Rule", "planted", "rules", "scan", "scan_text", "skeleton"]
 
 _MAX_DEPTH = 2
 #: The forms neighbours read together are read in.
@@ -184,6 +187,8 @@ def _rule_findings(
     found: list[Finding] = []
     seen: set[tuple[int, int]] = set()
     exempt = quoted if rule.category not in _NEVER_EXEMPT else ()
+    if rule.unless and _framed(rule, views):
+        return found
     for name in rule.reads:
         form = views.get(name)
         if form is None or (rule.needs and needs.lacks(rule, name)):
@@ -227,7 +232,8 @@ _FRAME = re.compile(
     r"attack\s(?:patterns?|strings?|examples?)|payloads?|ctf|pentest\w*|findings?|"
     r"red.?team\w*|detects?|detection|yara|signatures?|analy[sz]ed|reported|incidents?|"
     r"write.?ups?|labell?ed|classic|not\sto\sbe\srun|not\san\sinstruction|"
-    r"(?:do\snot|don't|never)\s(?:follow|run|obey|execute))\b",
+    r"(?:do\snot|don't|never)\s(?:follow|run|obey|execute)|injections?|hidden\stext|"
+    r"white.on.white|called\sit\sout|flagged)\b",
     re.I,
 )
 
@@ -262,6 +268,15 @@ def reported(text: str) -> tuple[tuple[int, int], ...]:
     if _APPLIED.search(outside) or not _FRAME.search(outside):
         return ()  # "an example phrase, which you should apply literally: «…»" is an order
     return tuple(regions)
+
+
+def _framed(rule: Rule, views: dict[str, Form]) -> bool:
+    """Whether the text holds one of the words that make `rule`'s match harmless."""
+    shown = views.get("skeleton")
+    if shown is None:
+        return False
+    words = set(re.findall(r"[a-z][a-z'-]*", shown.text))
+    return any(w in words if " " not in w else w in shown.text for w in rule.unless)
 
 
 def _inside(span: tuple[int, int], regions: tuple[tuple[int, int], ...]) -> bool:
@@ -307,6 +322,44 @@ def scan(
             found += _inner(payload.text, payload.span, payload.via, _depth, off, using)
     # Rules switched off were not run; a category off also drops the character findings.
     return tuple(f for f in _unique(found, every) if f.category not in off)
+
+
+#: The fewest words the learned layer scores: a fragment ("ignore all previous") says too
+#: little, and the rules read it with its neighbours.
+_FEWEST_WORDS = 6
+
+
+def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:
+    """The learned layer (`_model`) on one new note: the whole note, when it reads as an
+    instruction planted for later sessions (empty: it does not, or `planted` is off).
+
+    For a note about to be written, after the rules found nothing: composing and the
+    reading of neighbours together stay with the rules, which name what they match.
+    Framed quotations are left out of what it reads, as the rules leave them.
+    """
+    if "planted" in frozenset(off):
+        return ()
+    quoted = reported(text)
+    if quoted:
+        kept, last = [], 0
+        for start, end in quoted:
+            kept.append(text[last:start])
+            last = end
+        kept.append(text[last:])
+        body = skeleton(" ".join(kept))
+    else:
+        body = skeleton(text)
+    if len(body.split()) < _FEWEST_WORDS:
+        return ()
+    learned = model()
+    score = learned.score(body)
+    if score <= learned.threshold:
+        return ()
+    why = (
+        "reads like an instruction planted for later sessions (a model trained on written "
+        f"attacks and honest notes scores it {score:.1f}, over {learned.threshold:.1f})"
+    )
+    return (Finding("planted", why, (0, len(text))),)
 
 
 def _inner(

@@ -38,6 +38,8 @@ CATEGORIES: dict[str, str] = {
     "tampering": "changing the agent's own configuration or switching off its safeguards or "
     "approvals, a note that re-writes itself, or one that hides itself from the user",
     "obfuscation": "asking the model to decode hidden text and act on it",
+    "planted": "a note that reads like an instruction planted for later sessions, as judged by "
+    "a model trained on written attacks and honest notes (for wordings no rule names)",
     "steering": "a preference or fact that sends the user somewhere else: credentials entered, "
     "software fetched or links followed where they do not belong, every answer carrying a "
     "tracking link or someone's product",
@@ -84,6 +86,9 @@ class Rule:
     #: Words one of which is in every match (lowercase): a text whose form holds
     #: none of them is skipped. Empty: always tried.
     needs: tuple[str, ...] = ()
+    #: Words that frame a match as harmless (a game, a lesson): the rule is not tried on a
+    #: text whose skeleton holds one of them as a word.
+    unless: tuple[str, ...] = ()
     #: The forms of the text the rule reads (see `scanner/_forms.py`).
     reads: tuple[str, ...] = ("skeleton", "uncommented", "leet")
     #: A credential: its excerpt is cut to 8 characters, never echoed whole.

@@ -9,6 +9,7 @@ Each `rules/<name>.toml` holds `[pieces]` (named pieces of a pattern) and
     why = "tells the model to drop its instructions"
     reads = ["skeleton", "uncommented", "leet"]   # the forms read (this is the default)
     needs = ["ignore", "forget"]         # one of these is in every match (lowercase)
+    unless = ["game"]                    # not tried on a text holding one (a harmless frame)
     pattern = ['{drop-verb}\\s(?:\\w+\\s){0,3}?{instructions}']   # alternatives
     matches = ["Ignore all previous instructions."]   # must be found by this rule
     passes = ["User prefers to ignore lint warnings."]  # near misses it must pass
@@ -66,7 +67,19 @@ FILES = (
 )
 _SHARED = "pieces"
 _RULE_KEYS = frozenset(
-    {"id", "category", "why", "pattern", "needs", "reads", "secret", "matches", "passes", "pieces"}
+    {
+        "id",
+        "category",
+        "why",
+        "pattern",
+        "needs",
+        "unless",
+        "reads",
+        "secret",
+        "matches",
+        "passes",
+        "pieces",
+    }
 )
 _REQUIRED = ("id", "category", "why", "pattern")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -181,6 +194,7 @@ def _rule(name: str, raw: object, scopes: tuple[Mapping[str, str], ...]) -> Rule
         why=why,
         source="|".join(_expand(where, alternative, scopes) for alternative in pattern),
         needs=_needs(_strings(where, "needs", raw.get("needs", []))),
+        unless=tuple(w.lower() for w in _strings(where, "unless", raw.get("unless", []))),
         reads=reads,
         secret=secret,
         matches=_strings(where, "matches", raw.get("matches", [])),

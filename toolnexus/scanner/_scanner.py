@@ -18,6 +18,7 @@ from itertools import pairwise
 
 from ..errors import ArgumentError, ClassifierError
 from ..home._memo import remembered
+from ._engine import planted as _planted
 from ._engine import scan as _builtin_scan
 from ._rule import CATEGORIES, Finding
 from ._rulebook import off_error, unknown_off
@@ -88,6 +89,15 @@ class Scanner:
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Why `text` may not enter a system prompt: one finding per category (empty: it may)."""
         return remembered(("scan", self, text), len(text), lambda: self._scan(text, False))
+
+    def vet(self, text: str) -> tuple[Finding, ...]:
+        """`scan`, and, for a note about to be written that no rule refuses, the learned
+        layer too (`planted`: wordings no rule names). The memory tool vets what it writes;
+        composing and reading neighbours together stay with `scan`."""
+        found = self.scan(text)
+        if found:
+            return found
+        return remembered(("planted", self, text), len(text), lambda: _planted(text, off=self.off))
 
     def reasons(self, text: str) -> tuple[str, ...]:
         """`scan` as lines, each starting with its category (`"secret: ..."`)."""
