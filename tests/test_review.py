@@ -385,3 +385,18 @@ def test_serve_holds_a_clients_writes_unless_told_to_trust_it(tmp_path: Path, tr
     assert held["source"].endswith("untrusted=mcp-client")
     cli("memory", home, "approve", str(held["id"]))
     assert compose_soul(home).memory_entries == (PLANTED,)
+
+
+def test_home_reviews_held_writes_and_a_bad_review_mode_is_refused(tmp_path: Path) -> None:
+    from toolnexus.agents import Home
+    from toolnexus.errors import ArgumentError
+
+    home = held_home(tmp_path, ["One.", "Two."])
+    persona = Home(home)
+    assert [w.text for w in persona.pending()] == ["One.", "Two."]
+    assert persona.approve(1).startswith("approved #1: added to MEMORY.md")
+    assert persona.reject(2).startswith("rejected #2")
+    assert persona.pending() == []
+    assert persona.memory().entries == ("One.",)
+    with pytest.raises(ArgumentError, match="review: 'later' is not a review mode"):
+        memory_tool(home, review="later")  # type: ignore[arg-type]
