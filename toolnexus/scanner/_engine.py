@@ -231,7 +231,7 @@ _FRAME = re.compile(
     r"courses?|class|talks?|demos?|iocs?|defanged|indicators?|malware|phishing|"
     r"attack\s(?:patterns?|strings?|examples?)|payloads?|ctf|pentest\w*|findings?|"
     r"red.?team\w*|detects?|detection|yara|signatures?|analy[sz]ed|reported|incidents?|"
-    r"write.?ups?|labell?ed|classic|not\sto\sbe\srun|not\san\sinstruction|"
+    r"write.?ups?|labell?ed|classic|attacks|not\sto\sbe\srun|not\san\sinstruction|"
     r"(?:do\snot|don't|never)\s(?:follow|run|obey|execute)|injections?|hidden\stext|"
     r"white.on.white|called\sit\sout|flagged)\b",
     re.I,
