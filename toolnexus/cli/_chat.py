@@ -26,7 +26,7 @@ from contextlib import aclosing, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._text import one_line, terminal_safe
+from .._text import terminal_safe
 from ._memory import UsageError
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def tool_line(event: ToolFinished) -> str:
         shown = shown[: ARGUMENTS_SHOWN - 1] + "…"
     result = event.result
     if not result.is_error:
-        held = _HELD.match(result.output)
+        held = _HELD.match(result.output) if event.call.name == "memory" else None
         if held is not None:  # a person must see it now, and can decide at once
             id = held.group(1)
             decide = f"/approve {id} or /reject {id}"
@@ -268,9 +268,10 @@ class _Chat:
 
     def _review(self, command: str) -> None:
         """/pending, /approve ID..., /reject ID...: the person decides on held writes."""
-        from ..errors import HistoryError, MemoryEditError
+        from ..errors import ToolnexusError
         from ..memory._held import Review
         from ..tools import CallContext, calling
+        from ._memory import held_text
 
         name, *ids = command.split()
         review = Review(self.session.soul.home)
@@ -281,9 +282,8 @@ class _Chat:
                     print(f"{where}: /pending takes no ID", file=sys.stderr)
                     return
                 held = review.pending()
-                for write in held:
-                    print(f"  #{write.id} {write.action} {write.target}: {one_line(write.text)}")
-                    print(f"      from {one_line(write.source)}")
+                for write in held:  # every change whole, as `memory HOME pending` shows it
+                    print("\n".join(f"  {line}" for line in held_text(write).split("\n")))
                 if not held:
                     print("  (no writes held for review)")
                 sys.stdout.flush()
@@ -299,11 +299,13 @@ class _Chat:
                     with calling(CallContext("chat", self.session.id)):
                         print(terminal_safe(decide(int(raw.lstrip("#")))), flush=True)
                 except ValueError:
-                    print(f"{where}: {raw!r} is not the ID of a held write", file=sys.stderr)
-                except (HistoryError, MemoryEditError) as exc:
-                    print(f"{where}: {name[1:]} {raw}: {_one_line(exc)}", file=sys.stderr)
-        except HistoryError as exc:
-            print(f"{where}: {_one_line(exc)}", file=sys.stderr)
+                    shown = terminal_safe(repr(raw))
+                    print(f"{where}: {shown} is not the ID of a held write", file=sys.stderr)
+                except ToolnexusError as exc:
+                    why = terminal_safe(_one_line(exc))
+                    print(f"{where}: {name[1:]} {raw}: {why}", file=sys.stderr)
+        except ToolnexusError as exc:
+            print(f"{where}: {terminal_safe(_one_line(exc))}", file=sys.stderr)
 
     def _interrupt(self) -> None:
         """Ctrl-C: cancel the turn in flight; again (or at the prompt, or once the answer

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..memory._held import HeldWrite
     from ..memory._history import Change
 
-__all__ = ["ACTIONS", "UsageError", "check_args", "run"]
+__all__ = ["ACTIONS", "UsageError", "check_args", "held_text", "run"]
 
 #: Every action of the memory verb.
 ACTIONS = (
@@ -247,7 +247,7 @@ def _review(home: Path, args: argparse.Namespace, prog: str) -> int:
             for write in held:
                 print(json.dumps(write.to_dict(), ensure_ascii=False))
         else:
-            print("\n".join(_held(w) for w in held) or "(no writes held for review)")
+            print("\n".join(held_text(w) for w in held) or "(no writes held for review)")
             if held:
                 print("(approve ID... saves a write under the usual rules; reject ID... drops it)")
         return 0
@@ -262,8 +262,9 @@ def _review(home: Path, args: argparse.Namespace, prog: str) -> int:
     return code
 
 
-def _held(write: HeldWrite) -> str:
-    """One held write as `memory pending` prints it: a header line, then its changes."""
+def held_text(write: HeldWrite) -> str:
+    """One held write as `memory pending` (and chat's `/pending`) prints it: a header line,
+    then every change whole, a replace's new text included, safe for a terminal."""
     from ..home._door import MEMORY_FILES
 
     name = MEMORY_FILES["user" if write.target == "user" else "self"]

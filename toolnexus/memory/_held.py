@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import cast
@@ -65,11 +66,20 @@ class Review:
         ops = [Op(op.action, op.text, op.with_) for op in held.operations]
         try:
             done = mem._run(ops, batch=held.batch, source=f"{who} approved #{id}: {held.source}")
-        except BaseException:
-            with store.failures():
-                review = store.review(create=True)
-                assert review is not None
-                review.put_back(held)
+        except BaseException as refused:
+            try:
+                with store.failures():
+                    review = store.review(create=True)
+                    assert review is not None
+                    review.put_back(held)
+            except Exception as lost:
+                # Never lost in silence: the write itself goes with the error.
+                kept = json.dumps(held.to_dict(), ensure_ascii=False)
+                raise HistoryError(
+                    f"approving #{id} failed ({refused}), and it could not be held again "
+                    f"({lost}); here it is, to apply by hand: {kept}",
+                    kind="state",
+                ) from refused
             raise
         return f"approved #{id}: {done}"
 
@@ -84,6 +94,11 @@ class Review:
         return f"rejected #{id}: nothing was written to {MEMORY_FILES[cast(Target, held.target)]}."
 
     def _take(self, store: Store, id: int) -> HeldWrite:
+        if not 0 < id < 2**63:  # no store holds it, and SQLite cannot even be asked
+            raise HistoryError(
+                f"no write #{id} is held for review (`toolnexus memory HOME pending` lists them)",
+                kind="not_found",
+            )
         with store.failures():
             review = store.review()
             held = None if review is None else review.take(id)
