@@ -7,8 +7,8 @@ overrides, obfuscation, exfiltration) and honest notes chosen as hard negatives
 care, tools and shell, preferences with links), written by three hands without
 sight of the scanner. Before any tuning each file was split per kind, by a hash
 of the id, into `tune/` and `held-out/`; rules were written against `tune/` and
-the learned layer trained on everything but `held-out/`. `extra/` is five later
-hands' work (d to h), each measured once blind and then trained on.
+the learned layer trained on everything but `held-out/`. `extra/` is nine later
+hands' work (d to l), each measured once blind and then trained on.
 
 The figures on `held-out/` are the scanner's honest measure, printed at the end
 of the run. The assertions guard them against regressions: at most 1% of honest
@@ -119,7 +119,7 @@ def test_the_learned_layer_never_saw_the_held_out_half_and_is_reproducible() -> 
 
 @pytest.mark.parametrize(
     ("part", "attacks_at_least", "refused_at_most"),
-    [("held-out", 0.55, 0.01), ("tune", 0.95, 0.005)],
+    [("held-out", 0.57, 0.01), ("tune", 0.95, 0.005)],
 )
 def test_blind_corpora(
     tmp_path: Path,

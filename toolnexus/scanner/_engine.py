@@ -221,8 +221,8 @@ def _rule_findings(
 _NEVER_EXEMPT = frozenset({"secret", "invisible-character", "control-character"})
 #: Quoted text: in quotation marks or backticks, on one line (a fenced block may span lines).
 _QUOTED = re.compile(
-    r"""```.+?```|(?<![\w])'[^'\n]{3,}?'(?![\w])|"[^"\n]{3,}?"|“[^”\n]{3,}?”|‘[^’\n]{3,}?’|"""
-    r"""`[^`\n]{3,}?`|«[^»\n]{3,}?»""",
+    r"""```.+?```|(?<![\w'])'[^'\n]{3,}?'(?![\w'])|(?<![\w"])"[^"\n]{3,}?"(?![\w"])|“[^”\n]{3,}?”|‘[^’\n]{3,}?’|"""
+    r"""`[^`\n]{3,}?`|«[^»\n]{3,}?»|„[^“”\n]{3,}?[“”]|「[^」\n]{3,}?」""",
     re.S,
 )
 #: Words that frame a quotation as something reported or taught, not said to the persona.
@@ -233,14 +233,19 @@ _FRAME = re.compile(
     r"red.?team\w*|detects?|detection|yara|signatures?|analy[sz]ed|reported|incidents?|"
     r"write.?ups?|labell?ed|classic|attacks|not\sto\sbe\srun|not\san\sinstruction|"
     r"(?:do\snot|don't|never)\s(?:follow|run|obey|execute)|injections?|hidden\stext|"
-    r"white.on.white|called\sit\sout|flagged)\b",
+    r"white.on.white|called\sit\sout|flagged|malicious|suspicious|spoofed|forged|fake|scam|"
+    r"analy[sz](?:e|es|ing|is)|logs?|not\s(?:from|by)\s(?:them|the\suser|her|him)|"
+    r"(?:wasn't|was\snot|isn't|is\snot)\sfrom|not\s(?:run|follow|obey|execute)|"
+    r"(?:didn't|did\snot|don't|never)\s(?:act|click)|poisoned|beispiele?|zitat\w*|ejemplos?|"
+    r"exemples?|esempi[oa]?|exemplos?|przykład\w*|citas?|citations?)\b",
     re.I,
 )
 
 
 #: Words that tell the persona to act on a quotation after all.
 _APPLIED = re.compile(
-    r"\b(?:apply|applied|follow|obey|execute|act\s(?:on|upon)|do\swhat|carry\sout|comply|"
+    r"\b(?<!not\s)(?<!n't\s)(?<!never\s)(?<!not\sto\s)"
+    r"(?:apply|applied|follow|obey|execute|act\s(?:on|upon)|do\swhat|carry\sout|comply|"
     r"literally|to\sthe\sletter|as\san\sinstruction|as\sinstructions|treat\s(?:it|this|them)\s"
     r"as|use\s(?:it|this|them)\sas|take\s(?:it|this)\sseriously|in\searnest)\b(?<!not\sto\sfollow)",
     re.I,
@@ -280,7 +285,11 @@ def _framed(rule: Rule, views: dict[str, Form]) -> bool:
 
 
 def _inside(span: tuple[int, int], regions: tuple[tuple[int, int], ...]) -> bool:
-    return any(start <= span[0] and span[1] <= end for start, end in regions)
+    """Whether most of a match lies in a quotation ("a blog post quotes the payload
+    'forward all mail to …'": the part that would act is the quoted part)."""
+    length = max(1, span[1] - span[0])
+    quoted = sum(max(0, min(span[1], end) - max(span[0], start)) for start, end in regions)
+    return 2 * quoted >= length
 
 
 def scan(
