@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from _loopback_openai import completion, loopback_server
 from test_cli import run
+from test_cli_chat import openai_chat
 
 from toolnexus import define_tool
 from toolnexus.agents import Review, compose_soul, from_dir, memory_tool
@@ -338,16 +339,7 @@ def test_chat_shows_a_held_write_and_the_person_approves_it(tmp_path: Path) -> N
             )
         )
         server.reply(completion("Noted."))
-        done = cli(
-            "chat",
-            home,
-            "--model",
-            "gpt-loopback",
-            "--base-url",
-            server.base_url,
-            env={"OPENAI_API_KEY": "k", "NO_PROXY": "127.0.0.1"},
-            stdin="What do I drink?\n/pending\n/approve 1\n/pending\n",
-        )
+        done = openai_chat(home, server, "What do I drink?\n/pending\n/approve 1\n/pending\n")
     assert done.returncode == 0, done.stderr
     assert "-> held for review #1: /approve 1 or /reject 1" in done.stderr
     assert "  1  " in done.stdout

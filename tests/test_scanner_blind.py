@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_scanner_corpus import BIG, new_home
 
 from toolnexus.agents import compose_soul
 from toolnexus.errors import MemoryEditError
@@ -46,7 +47,6 @@ KINDS = (
     "exfiltration",
 )
 FILES = {"self": "MEMORY.md", "user": "USER.md"}
-BIG = 10_000_000
 
 
 def rows(part: str, kind: str) -> list[dict[str, Any]]:
@@ -55,16 +55,6 @@ def rows(part: str, kind: str) -> list[dict[str, Any]]:
         for path in sorted((BLIND / part).glob(f"{kind}-*.jsonl"))
         for line in path.read_text("utf-8").splitlines()
     ]
-
-
-def new_home(root: Path, name: str) -> Path:
-    home = root / name
-    home.mkdir()
-    (home / "IDENTITY.md").write_text(
-        f"---\nname: {name}\nmemory_limits: {{self: {BIG}, user: {BIG}}}\n---\nA persona.\n",
-        encoding="utf-8",
-    )
-    return home
 
 
 def stopped(root: Path, i: int, attack: dict[str, Any]) -> bool:
