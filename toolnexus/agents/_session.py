@@ -151,12 +151,11 @@ class Session:
         self._save_error: ConversationError | None = None
         self._save_lock = threading.Lock()
         self._usage = Usage()
-        #: Where untrusted text that reached the model since the person's last message came
-        #: from (tool names, in order): provenance for the memory tool's writes.
-        self._untrusted: dict[str, None] = {}
         #: Sources in the conversation from its start (an imported one): never cleared.
         self._standing = tuple(untrusted)
-        self._untrusted.update(dict.fromkeys(self._standing))
+        #: Where untrusted text that reached the model since the person's last message came
+        #: from (tool names, in order): provenance for the memory tool's writes.
+        self._untrusted: dict[str, None] = dict.fromkeys(self._standing)
 
     @property
     def untrusted(self) -> tuple[str, ...]:

@@ -271,14 +271,16 @@ def held_text(write: HeldWrite) -> str:
     head = f"{write.id}  {write.time}  {name}  {write.action}  {one_line(write.source)}"
     lines: list[str] = []
     for op in write.operations:
-        first, *rest = op.text.split("\n")
-        lines.append(f"{op.action}: {first}")
-        lines.extend(f"  {line}" for line in rest)
+        lines += _labelled(f"{op.action}:", op.text)
         if op.with_ is not None:
-            first, *rest = op.with_.split("\n")
-            lines.append(f"  with: {first}")
-            lines.extend(f"  {line}" for line in rest)
+            lines += _labelled("  with:", op.with_)
     return "\n".join([head, *(f"    {terminal_safe(line)}" for line in lines)])
+
+
+def _labelled(label: str, text: str) -> list[str]:
+    """`text` after `label`, its further lines indented under it."""
+    first, *rest = text.split("\n")
+    return [f"{label} {first}", *(f"  {line}" for line in rest)]
 
 
 def _shown(change: Change) -> str:
@@ -298,9 +300,7 @@ def _shown(change: Change) -> str:
     else:
         for mark, text in (("-", change.before), ("+", change.after)):
             if text is not None:
-                first, *rest = text.split("\n")
-                lines.append(f"{mark} {first}")
-                lines.extend(f"  {line}" for line in rest)
+                lines += _labelled(mark, text)
     return "\n".join([head, *(f"    {terminal_safe(line)}" for line in lines)])
 
 

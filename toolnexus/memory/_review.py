@@ -45,11 +45,8 @@ def why_held(mode: ReviewMode, context: CallContext | None) -> str | None:
     if mode == "off" or (context is not None and context.caller == "cli"):
         return None
     if context is not None and context.untrusted:
-        if len(context.untrusted) == 1:
-            what = f"text from {context.untrusted[0]} reached the model"
-        else:
-            what = f"text from {', '.join(context.untrusted)} reached the model"
-        return f"{what} since the person's last message"
+        sources = ", ".join(context.untrusted)
+        return f"text from {sources} reached the model since the person's last message"
     if mode == "all":
         return "this home holds every memory write by the model for a person's review"
     return None

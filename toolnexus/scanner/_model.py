@@ -64,8 +64,12 @@ class Model:
 
     def score(self, skeleton: str) -> float:
         """The log-odds that a note with this skeleton was planted."""
+        return self.weigh(features(skeleton))
+
+    def weigh(self, found: Iterable[str]) -> float:
+        """The log-odds of a note with these features."""
         weights = self.weights
-        return self.bias + sum(weights.get(f, 0.0) for f in features(skeleton))
+        return self.bias + sum(weights.get(f, 0.0) for f in found)
 
     def to_json(self) -> str:
         """As `model.json` holds it: stable, so the same training gives the same bytes."""
@@ -131,12 +135,8 @@ def train(
     unseen: list[float] = []
     for fold in range(folds):
         held = set(order[fold::folds])
-        weights, bias = _fit([examples[i] for i in order if i not in held])
-        unseen += [
-            bias + sum(weights.get(f, 0.0) for f in examples[i][0])
-            for i in held
-            if examples[i][1] == 0
-        ]
+        fold_model = Model(*_fit([examples[i] for i in order if i not in held]), threshold=0.0)
+        unseen += [fold_model.weigh(examples[i][0]) for i in held if examples[i][1] == 0]
     unseen.sort()
     threshold = unseen[min(len(unseen) - 1, int(keep * len(unseen)))]
     weights, bias = _fit(examples)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .._records import Change, Row
 from .._review import COLUMNS as HELD
@@ -140,7 +141,7 @@ class FolderReview:
             )
             id = cursor.lastrowid
         assert id is not None
-        return HeldWrite(id, time, target, tuple(operations), batch, source)
+        return replace(kept, id=id)
 
     def pending(self) -> list[HeldWrite]:
         with self.state.reading() as conn:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .._review import COLUMNS, HeldOp, HeldWrite, held_of
 from ._connection import PgConnection
@@ -22,15 +23,15 @@ class PgReview:
     def hold(
         self, *, time: str, target: str, operations: Sequence[HeldOp], batch: bool, source: str
     ) -> HeldWrite:
-        row = HeldWrite(0, time, target, tuple(operations), batch, source).row()
+        kept = HeldWrite(0, time, target, tuple(operations), batch, source)
         with self.db.connection() as conn, conn.transaction():
             found = conn.execute(
                 "INSERT INTO toolnexus_held (key, time, target, operations, batch, source) "
                 "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
-                (self.db.key, *row[1:]),
+                (self.db.key, *kept.row()[1:]),
             ).fetchone()
         assert found is not None
-        return HeldWrite(int(found[0]), time, target, tuple(operations), batch, source)
+        return replace(kept, id=int(found[0]))
 
     def pending(self) -> list[HeldWrite]:
         with self.db.connection() as conn:
