@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _mcp_wire import HANDSHAKE
+from _mcp_wire import HANDSHAKE, raw_stdio
 from _waits import DEADLINE
 
 mcp = pytest.importorskip("mcp")
@@ -327,17 +327,9 @@ def test_stdout_carries_protocol_messages_only(tmp_path: Path) -> None:
             "params": {"name": "memory", "arguments": {"action": "add", "text": "raw note"}},
         },
     ]
-    with subprocess.Popen(
-        serve_cmd(home, "--trust-client"),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    ) as proc:
+    with raw_stdio(home, lines, "--trust-client") as proc:
         assert proc.stdin is not None
         assert proc.stdout is not None
-        proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
-        proc.stdin.flush()
         replies = []
         while {r.get("id") for r in replies} < {1, 2, 3}:
             line = proc.stdout.readline()

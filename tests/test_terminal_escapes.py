@@ -10,11 +10,9 @@ as a one-line record (the history's `source`), it shows as escapes.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from _mcp_wire import HANDSHAKE
+from _mcp_wire import HANDSHAKE, raw_stdio
 from test_cli import run
 
 from toolnexus._text import one_line, terminal_safe
@@ -46,17 +44,9 @@ def test_an_mcp_request_id_cannot_forge_a_history_record(home: Path) -> None:
             "params": {"name": "memory", "arguments": {"action": "add", "text": "a note"}},
         },
     ]
-    with subprocess.Popen(
-        [sys.executable, "-m", "toolnexus", "serve", str(home), "--trust-client"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    ) as proc:
+    with raw_stdio(home, lines, "--trust-client") as proc:
         assert proc.stdin is not None
         assert proc.stdout is not None
-        proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
-        proc.stdin.flush()
         while (reply := json.loads(proc.stdout.readline())).get("id") != forged:
             pass
         proc.stdin.close()
