@@ -81,6 +81,7 @@ def test_the_public_surface_is_exactly_pinned() -> None:
         "Review",
         "Scanner",
         "Session",
+        "SkillStore",
         "Soul",
         "Store",
         "Uses",
@@ -88,6 +89,7 @@ def test_the_public_surface_is_exactly_pinned() -> None:
         "from_dir",
         "memory_tool",
         "recall_tool",
+        "skill_manage_tool",
         "skill_tool",
         "watch_home",
     ]

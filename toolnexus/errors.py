@@ -4,8 +4,8 @@
 ToolnexusError                  root: catch this to catch anything toolnexus raises
 ├── ToolDefinitionError         a tool was defined wrongly (raised at definition time)
 ├── ToolError                   raised inside a handler: becomes ToolResult(is_error=True)
-│   └── MemoryEditError         a memory action that cannot apply (not found, ambiguous,
-│                               full, rejected text, disk error); the model reads it
+│   └── MemoryEditError         a memory or skill action that cannot apply (not found,
+│                               ambiguous, full, rejected text, disk error); the model reads it
 ├── HomeError                   a home directory breaks a rule (names file, line/key, rule)
 │   └── HomeFileError           one file refused by the door: a link out, a FIFO, too big, …
 ├── HistoryError                a memory history action cannot apply (no such change, an
@@ -58,7 +58,15 @@ __all__ = [
 
 #: Why a memory action was refused; `MemoryEditError.kind` is always one of these.
 MemoryEditKind = Literal[
-    "invalid", "not_found", "ambiguous", "full", "rejected", "io", "cancelled", "internal"
+    "invalid",
+    "not_found",
+    "ambiguous",
+    "full",
+    "rejected",
+    "io",
+    "cancelled",
+    "internal",
+    "exists",
 ]
 MEMORY_EDIT_KINDS: tuple[MemoryEditKind, ...] = get_args(MemoryEditKind)
 
@@ -123,8 +131,8 @@ class MemoryEditError(ToolError):
     `kind` says why, so callers such as the CLI can react without parsing the
     message: `"invalid"` (bad arguments, or a file that is not UTF-8 text),
     `"not_found"`, `"ambiguous"`, `"full"`, `"rejected"` (the safety check),
-    `"io"` (the disk refused the read or write) or `"internal"` (a bug: the edit
-    would not read back as intended).
+    `"io"` (the disk refused the read or write), `"internal"` (a bug: the edit
+    would not read back as intended) or `"exists"` (a skill to create is there).
     """
 
     kind: MemoryEditKind

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from ..conversations._saved import Conversations
     from ..errors import HomeError
     from ..memory._held import Review
+    from ..memory._skill_store import SkillStore
+    from ..memory._skill_tool import skill_manage_tool
     from ..memory._tool import memory_tool
     from ..scanner._scanner import Finding, Scanner
     from ..soul import Soul, compose_soul
@@ -44,6 +46,7 @@ __all__ = [
     "Review",
     "Scanner",
     "Session",
+    "SkillStore",
     "Soul",
     "Store",
     "Uses",
@@ -51,6 +54,7 @@ __all__ = [
     "from_dir",
     "memory_tool",
     "recall_tool",
+    "skill_manage_tool",
     "skill_tool",
     "watch_home",
 ]
@@ -68,6 +72,7 @@ __getattr__, __dir__ = exports(
         "Review": "..memory._held",
         "Scanner": "..scanner._scanner",
         "Session": "._session",
+        "SkillStore": "..memory._skill_store",
         "Soul": "..soul",
         "Store": "..store._protocol",
         "Uses": "._agent",
@@ -75,6 +80,7 @@ __getattr__, __dir__ = exports(
         "from_dir": "._agent",
         "memory_tool": "..memory._tool",
         "recall_tool": "..conversations._recall",
+        "skill_manage_tool": "..memory._skill_tool",
         "skill_tool": "._skills",
         "watch_home": "._watch",
     },

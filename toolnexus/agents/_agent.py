@@ -26,6 +26,7 @@ from ..errors import ConversationError, HomeError
 from ..home._door import MEMORY_FILES
 from ..home._identity import IdentityConfig
 from ..home._load import valid_skills
+from ..memory._skill_tool import skill_manage_tool
 from ..memory._tool import memory_tool
 from ..models import Message, Model
 from ..scanner._scanner import Classifier, Scanner
@@ -69,6 +70,10 @@ def _now_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
     return home_reader(now)
 
 
+def _skill_manage_builtin(home: Path, skills: tuple[str, ...]) -> Tool:
+    return skill_manage_tool(home)
+
+
 #: Builtin tools a home can enable by name in IDENTITY.md `tools:`, in the order they
 #: are wired; each builder gets the home folder and the names of its skills. `skill`
 #: is also enabled whenever the home has skills, and `recall` whenever it has saved
@@ -78,7 +83,11 @@ BUILTIN_TOOLS: Mapping[str, Callable[[Path, tuple[str, ...]], Tool]] = {
     "skill": _skill_builtin,
     "recall": _recall_builtin,
     "now": _now_builtin,
+    "skill_manage": _skill_manage_builtin,
 }
+#: Builtins that write the home: wired after the memory tool, and only where it could be
+#: (not in a `read_only` home, unless `from_dir(memory=True)`), with the home's review.
+_WRITERS = ("skill_manage",)
 
 
 # -- agents ------------------------------------------------------------------------
@@ -316,9 +325,10 @@ class _Wiring:
         entries: list[tuple[Tool, str]] = [
             (self._build((name, names), partial(build, home.path, names)), f"builtin {name!r}")
             for name, build in BUILTIN_TOOLS.items()
-            if name in enabled
+            if name in enabled and name not in _WRITERS
         ]
-        if self.memory is True or (self.memory is None and not config.read_only):
+        writes = self.memory is True or (self.memory is None and not config.read_only)
+        if writes:
             limits: dict[str, int] = {t: config.memory_limits.for_target(t) for t in MEMORY_FILES}
             key = ("memory", tuple(limits.items()), config.scanner, config.memory_review)
             make = partial(
@@ -330,6 +340,12 @@ class _Wiring:
             )
             tool = self._build(key, make)
             entries.append((tool, "memory_tool(dir)"))
+        if writes and "skill_manage" in enabled:
+            key = ("skill_manage", config.scanner, config.memory_review)
+            make = partial(
+                skill_manage_tool, home.path, scanner=self.scanner, review=config.memory_review
+            )
+            entries.append((self._build(key, make), "builtin 'skill_manage'"))
         entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(self.mine))
         return check_tools(entries)
 

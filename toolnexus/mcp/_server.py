@@ -72,7 +72,7 @@ MAX_SUBSCRIPTIONS = 256
 NOTIFY_TIMEOUT_S = 5
 _TOP_FILES = (IDENTITY_FILE, *MEMORY_FILES.values())
 #: The tools served (SPEC §13), each when the session has it (as `from_dir` decides).
-SERVED_TOOLS = ("memory", "skill", "recall")
+SERVED_TOOLS = ("memory", "skill", "recall", "skill_manage")
 
 
 def slug(name: str) -> str:

@@ -6,7 +6,10 @@ the file's lock through the home's store and is the tool a model calls
 (`_args`: its schema); `_review` holds a write made after untrusted text reached
 the model and `_held` lists, approves and rejects the held writes; `_history`
 reads, undoes and restores changes; `_trust`
-and `_trusted_write` keep the entries a person vouched for.
+and `_trusted_write` keep the entries a person vouched for. Skills the persona
+writes are procedural memory under the same contract: `_skill_edit` (the
+change and its rules, pure), `_skill_store` (the write under the skill's lock,
+its history, undo and restore) and `_skill_tool` (`skill_manage`).
 
 May import: the core, `scanner`, `home`, and `store` (the tool and the history
 write through it).
@@ -22,6 +25,8 @@ if TYPE_CHECKING:
     from ._document import Block, MemoryDocument, parse_memory
     from ._held import HeldWrite, Review
     from ._history import Change, History
+    from ._skill_store import SkillChange, SkillStore
+    from ._skill_tool import skill_manage_tool
     from ._tool import MemoryStore, memory_tool
 
 __all__ = [
@@ -32,8 +37,11 @@ __all__ = [
     "MemoryDocument",
     "MemoryStore",
     "Review",
+    "SkillChange",
+    "SkillStore",
     "memory_tool",
     "parse_memory",
+    "skill_manage_tool",
 ]
 
 __getattr__, __dir__ = exports(
@@ -46,7 +54,10 @@ __getattr__, __dir__ = exports(
         "MemoryDocument": "._document",
         "MemoryStore": "._tool",
         "Review": "._held",
+        "SkillChange": "._skill_store",
+        "SkillStore": "._skill_store",
         "memory_tool": "._tool",
         "parse_memory": "._document",
+        "skill_manage_tool": "._skill_tool",
     },
 )

@@ -1,5 +1,5 @@
-"""`Review`: the memory writes held in a home for a person's review, listed, approved
-(applied then under the normal rules) or rejected. Why a write is held: `_review`."""
+"""`Review`: the memory and skill writes held in a home for a person's review, listed,
+approved (applied then under the normal rules) or rejected. Why a write is held: `_review`."""
 
 from __future__ import annotations
 
@@ -18,13 +18,14 @@ from ..store._protocol import Store
 from ..store._review import HeldOp, HeldWrite
 from ..tools import call_context
 from ._edit import Op
+from ._skill_store import SkillStore, skill_op
 from ._tool import MemoryStore
 
 __all__ = ["HeldOp", "HeldWrite", "Review"]
 
 
 class Review:
-    """The writes held for review in a home: list them, approve them, reject them.
+    """The writes held for review in a home (memory and skills): list, approve, reject them.
 
     The command line's `toolnexus memory HOME pending | approve ID… | reject ID…`.
     """
@@ -56,16 +57,8 @@ class Review:
         held = self._take(store, id)
         context = call_context()
         who = "python" if context is None else context.source()
-        target = cast(Target, held.target)
-        mem = MemoryStore(
-            self.dir,
-            target,
-            limit=resolve_limits(self.dir).for_target(target),
-            scanner=home_scanner(self.dir, None),
-        )
-        ops = [Op(op.action, op.text, op.with_) for op in held.operations]
         try:
-            done = mem._run(ops, batch=held.batch, source=f"{who} approved #{id}: {held.source}")
+            done = self._apply(held, f"{who} approved #{id}: {held.source}")
         except BaseException as refused:
             try:
                 with store.failures():
@@ -83,6 +76,23 @@ class Review:
             raise
         return f"approved #{id}: {done}"
 
+    def _apply(self, held: HeldWrite, source: str) -> str:
+        """Apply a held write under the normal rules, as its source."""
+        scanner = home_scanner(self.dir, None)
+        if held.target == "skill":
+            return SkillStore(self.dir, scanner=scanner).apply(
+                skill_op(held.operations[0]), source=source
+            )
+        target = cast(Target, held.target)
+        mem = MemoryStore(
+            self.dir,
+            target,
+            limit=resolve_limits(self.dir).for_target(target),
+            scanner=scanner,
+        )
+        ops = [Op(op.action, op.text, op.with_) for op in held.operations]  # type: ignore[arg-type]
+        return mem._run(ops, batch=held.batch, source=source)
+
     def reject(self, id: int) -> str:
         """Drop held write `id` unapplied.
 
@@ -91,6 +101,8 @@ class Review:
         """
         store = home_store(self.dir, find_identity(self.dir))
         held = self._take(store, id)
+        if held.target == "skill":
+            return f"rejected #{id}: skill {held.operations[0].name!r} is unchanged."
         return f"rejected #{id}: nothing was written to {MEMORY_FILES[cast(Target, held.target)]}."
 
     def _take(self, store: Store, id: int) -> HeldWrite:

@@ -1,4 +1,4 @@
-"""Memory writes held for a person's review, as both stores keep them.
+"""Memory and skill writes held for a person's review, as both stores keep them.
 
 A write the model made after untrusted text reached it (SPEC §3) is not
 applied: it is kept here, whole, with where it came from, until a person
@@ -18,19 +18,39 @@ __all__ = ["COLUMNS", "HeldOp", "HeldWrite", "Review", "held_of"]
 #: The columns of a held write, in order, in both stores.
 COLUMNS = "id, time, target, operations, batch, source"
 
-HeldAction = Literal["add", "replace", "remove"]
+HeldAction = Literal["add", "replace", "remove", "create", "patch", "write_file"]
 
 
 @dataclass(frozen=True, slots=True)
 class HeldOp:
-    """One change of a held write, as the model asked for it."""
+    """One change of a held write, as the model asked for it.
+
+    A memory change has `action`, `text` and `with_`. A skill change (target
+    `skill`) also names its skill (`name`) and, as its action takes them, the
+    file in the skill's folder (`path`) and the `description`; its `text` is
+    the body (`create`), the matched text (`patch`), the file's content
+    (`write_file`), or empty (`remove`).
+    """
 
     action: HeldAction
     text: str
     with_: str | None = None
+    name: str | None = None
+    path: str | None = None
+    description: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "text": self.text, "with": self.with_}
+        data = {"action": self.action, "text": self.text, "with": self.with_}
+        if self.name is not None:
+            data |= {"name": self.name, "path": self.path, "description": self.description}
+        return data
+
+    def stored(self) -> list[Any]:
+        """As the `operations` column keeps it: `[action, text, with]`, and a skill's fields."""
+        if self.name is None:
+            return [self.action, self.text, self.with_]
+        more = {"name": self.name, "path": self.path, "description": self.description}
+        return [self.action, self.text, self.with_, {k: v for k, v in more.items() if v}]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +98,19 @@ class HeldWrite:
             "operations": [op.to_dict() for op in self.operations] if self.batch else None,
             "source": self.source,
             "time": self.time,
-        }
+        } | self._skill_fields()
+
+    def _skill_fields(self) -> dict[str, Any]:
+        """A skill write's own fields: the skill's `name`, the `path` of the file it
+        writes in the skill's folder, and a new skill's `description`."""
+        if self.target != "skill":
+            return {}
+        op = self.operations[0]
+        return {"name": op.name, "path": op.path, "description": op.description}
 
     def row(self) -> tuple[Any, ...]:
         """As stored, in `COLUMNS` order."""
-        ops = [[op.action, op.text, op.with_] for op in self.operations]
+        ops = [op.stored() for op in self.operations]
         return (
             self.id,
             self.time,
@@ -102,7 +130,9 @@ def _line(op: HeldOp) -> str:
 def held_of(values: Sequence[Any]) -> HeldWrite:
     """A held write from its stored row (`COLUMNS` order)."""
     id, time, target, ops, batch, source = values
-    operations = tuple(HeldOp(a, t, w) for a, t, w in json.loads(ops))
+    operations = tuple(
+        HeldOp(*item[:3], **(item[3] if len(item) > 3 else {})) for item in json.loads(ops)
+    )
     return HeldWrite(int(id), str(time), str(target), operations, bool(batch), str(source))
 
 

@@ -153,4 +153,40 @@ MIGRATIONS: tuple[str, ...] = (
         source     TEXT NOT NULL
     );
     """,
+    # 5: skills the persona writes (SPEC §15): their history, and their writes held for
+    # review beside memory's. `files` is a JSON list of [path, before, after] (a path in
+    # the skill's folder; the digests of its bytes before and after, '' for no file);
+    # each distinct version is kept once in `skill_states`. `held_writes` is made again
+    # to take the target 'skill' (SQLite cannot change a CHECK), its ids kept going.
+    """
+    CREATE TABLE skill_changes (
+        id     INTEGER PRIMARY KEY AUTOINCREMENT,
+        time   TEXT NOT NULL,
+        skill  TEXT NOT NULL,
+        action TEXT NOT NULL CHECK (action IN
+                   ('create', 'patch', 'write_file', 'remove', 'outside-edit', 'undo',
+                    'restore')),
+        files  TEXT NOT NULL,
+        source TEXT NOT NULL
+    );
+    CREATE INDEX skill_changes_by_skill ON skill_changes (skill, id);
+    CREATE TABLE skill_states (
+        digest TEXT PRIMARY KEY,
+        body   BLOB NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE held_writes_v5 (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        time       TEXT NOT NULL,
+        target     TEXT NOT NULL CHECK (target IN ('self', 'user', 'skill')),
+        operations TEXT NOT NULL,
+        batch      INTEGER NOT NULL DEFAULT 0,
+        source     TEXT NOT NULL
+    );
+    INSERT INTO sqlite_sequence (name, seq)
+    SELECT 'held_writes_v5', seq FROM sqlite_sequence WHERE name = 'held_writes';
+    INSERT INTO held_writes_v5 (id, time, target, operations, batch, source)
+    SELECT id, time, target, operations, batch, source FROM held_writes;
+    DROP TABLE held_writes;
+    ALTER TABLE held_writes_v5 RENAME TO held_writes;
+    """,
 )

@@ -107,4 +107,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX toolnexus_held_by_key ON toolnexus_held (key, id);
     """,
+    # 3: a skill write held for review beside memory's (SPEC §15).
+    """
+    ALTER TABLE toolnexus_held DROP CONSTRAINT toolnexus_held_target_check;
+    ALTER TABLE toolnexus_held ADD CONSTRAINT toolnexus_held_target_check
+        CHECK (target IN ('self', 'user', 'skill'));
+    """,
 )

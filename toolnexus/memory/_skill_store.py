@@ -1,0 +1,637 @@
+"""The skills a persona writes, on disk: one skill's folder changed safely, with its history.
+
+The same contract as the memory files (SPEC §15): every change goes to
+`skills/<name>/` and nowhere else, through descriptors of folders opened one
+by one without following links (a link anywhere on the way is refused, and
+nothing is created outside the home); only regular files are read or
+replaced, each within its cap, and each file is replaced atomically
+(`home/_writer.update`) under the skill's lock (`skills/.<name>.lock`); the
+change is recorded in the home's state database (`store/folder/_skill_records`)
+with its source, so `undo` and `restore` can put any version back. A change
+never touches a running session: its soul and skill list are a snapshot, so
+the skill loads from the next session on.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import stat
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import HistoryError, HomeError, HomeFileError, MemoryEditError
+from ..home._door import FILE_CAP, READ_FLAGS, SKILL_FILE, SKILLS_DIR, decode, read_fd
+from ..home._identity_file import find_identity
+from ..home._lock import LockIsLink, LockLost, WriteCancelled, locked
+from ..home._openfolder import Folder
+from ..home._writer import ReadOnlyFile, SwapConflict, update
+from ..scanner._scanner import DEFAULT, Scanner
+from ..store._config import home_store
+from ..store._records import digest, now
+from ..store._review import HeldOp
+from ..store.folder import _skill_records as records
+from ..store.folder._skill_records import SkillChange
+from ..store.folder._state import open_state
+from ..tools import call_context
+from ._match import NOTHING, quote
+from ._review import HELD
+from ._skill_edit import (
+    MAX_SKILL_BYTES,
+    MAX_SKILL_FILES,
+    SkillOp,
+    check_op,
+    new_skill_text,
+    parts_of,
+    patched,
+    valid_skill_text,
+)
+
+__all__ = ["LOADS_NEXT", "SkillChange", "SkillStore", "held_op", "skill_op"]
+
+LOADS_NEXT = (
+    "Saved now, loads next session: this session's system prompt and skill list do not change."
+)
+
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NEW = {"create": "created", "patch": "patched", "write_file": "wrote", "remove": "removed"}
+
+
+def held_op(op: SkillOp) -> HeldOp:
+    """`op` as a held write keeps it."""
+    text = {"create": op.body, "patch": op.text, "write_file": op.content}.get(op.action)
+    return HeldOp(
+        op.action,
+        text or "",
+        op.with_,
+        name=op.name,
+        path=op.path,
+        description=op.description,
+    )
+
+
+def skill_op(held: HeldOp) -> SkillOp:
+    """The change a held write keeps (`held_op` turned back)."""
+    assert held.name is not None
+    assert held.action in _NEW
+    action = held.action
+    return SkillOp(
+        action,  # type: ignore[arg-type]
+        held.name,
+        description=held.description if action == "create" else None,
+        body=held.text if action == "create" else None,
+        text=held.text if action == "patch" else None,
+        with_=held.with_ if action == "patch" else None,
+        path=held.path if action in ("patch", "write_file") else None,
+        content=held.text if action == "write_file" else None,
+    )
+
+
+#: What a change makes of a skill's files, given a reader of their bytes now: each file
+#: (a path in the skill's folder) to its new bytes (None: delete it); the message.
+Plan = Callable[[Callable[[str], bytes | None]], tuple[dict[str, bytes | None], str]]
+
+
+@dataclass(frozen=True, slots=True)
+class SkillStore:
+    """The skills of the home `dir` that a persona writes: create, patch, write a file, remove,
+    and the history's log, undo and restore. `scanner` checks new text (the home's, from
+    `skill_manage_tool`); `fsync=False` trades crash durability for speed (tests)."""
+
+    dir: Path
+    scanner: Scanner = DEFAULT
+    fsync: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dir", Path(os.path.abspath(self.dir)))
+
+    # -- the persona's changes -----------------------------------------------------------
+
+    def apply(
+        self, op: SkillOp, *, source: str = "python", cancel: threading.Event | None = None
+    ) -> str:
+        """Apply one change (checked first: fields, caps, scanner); the message for the model.
+
+        Raises:
+            MemoryEditError: `invalid`, `exists`, `not_found`, `ambiguous`, `rejected`,
+                `full`, `io` or `cancelled`; nothing is written then.
+        """
+        check_op(op, self.scanner)
+        name = op.name
+        shown = f"{SKILLS_DIR}/{name}/{op.file}"
+
+        def plan(read: Callable[[str], bytes | None]) -> tuple[dict[str, bytes | None], str]:
+            if op.action == "create":
+                assert op.description is not None
+                assert op.body is not None
+                if read(SKILL_FILE) is not None:
+                    raise MemoryEditError(
+                        f"exists: skill {name!r} already exists: change it with patch or "
+                        f"write_file, or remove it first. {NOTHING}",
+                        kind="exists",
+                    )
+                text = new_skill_text(name, op.description, op.body)
+                valid_skill_text(text, name)
+                return {SKILL_FILE: text.encode()}, f"created skill {name!r} ({shown})"
+            if read(SKILL_FILE) is None:
+                raise _no_skill(self.dir, name)
+            if op.action == "remove":
+                return {}, f"removed skill {name!r} and every file in {SKILLS_DIR}/{name}/"
+            if op.action == "write_file":
+                assert op.content is not None
+                existed = read(op.file) is not None
+                verb = "replaced" if existed else "wrote"
+                return {op.file: op.content.encode()}, f"{verb} {shown}"
+            old = read(op.file)
+            if old is None:
+                raise MemoryEditError(
+                    f"not found: no file {op.file!r} in skill {name!r}", kind="not_found"
+                )
+            try:
+                text = decode(old, shown)
+            except HomeFileError:
+                raise MemoryEditError(
+                    f"invalid arguments: path: {shown} is not UTF-8 text: it cannot be patched. "
+                    f"{NOTHING}",
+                    kind="invalid",
+                ) from None
+            new = patched(text, op, self.scanner, shown=shown)
+            if op.file == SKILL_FILE:
+                valid_skill_text(new, name)
+            return {op.file: new.encode()}, f"patched {shown}"
+
+        message = self._change(
+            name,
+            op.action,
+            plan,
+            source=source,
+            cancel=cancel,
+            create=op.action in ("create", "write_file"),
+            remove=op.action == "remove",
+        )
+        return f"{message}. {LOADS_NEXT}"
+
+    def hold(self, op: SkillOp, *, source: str, why: str) -> str:
+        """Hold a change for a person's review instead of applying it (the same checks
+        first: a refused change is refused, not held); the message for the model.
+
+        Raises:
+            MemoryEditError: `invalid`, `rejected`, `full`, or `io` when it cannot be kept.
+        """
+        check_op(op, self.scanner)
+        try:
+            store = home_store(self.dir, find_identity(self.dir))
+            with store.failures():
+                review = store.review(create=True)
+                assert review is not None
+                held = review.hold(
+                    time=now(), target="skill", operations=[held_op(op)], batch=False, source=source
+                )
+        except (HomeError, HistoryError) as exc:
+            raise MemoryEditError(
+                f"cannot hold this skill change for review: {exc}. It was not applied either. "
+                f"{NOTHING}",
+                kind="io",
+            ) from None
+        return (
+            f"{HELD} (#{held.id}): {why}, so this change to skill {op.name!r} waits for a "
+            "person, who will see it and decide. Nothing is saved now: the skill is unchanged, "
+            "and the change loads in a later session only if they approve it. Do not write it "
+            "again."
+        )
+
+    # -- the history ---------------------------------------------------------------------
+
+    def log(self, skill: str | None = None, *, limit: int | None = None) -> list[SkillChange]:
+        """The recorded changes, newest first: of one skill (None: all), at most `limit`.
+
+        Raises:
+            HistoryError: when the home's state database cannot be read.
+        """
+        state = open_state(self.dir, create=False)
+        if state is None:
+            return []
+        with _failures(self.dir):
+            return records.log(state, skill, limit=limit)
+
+    def undo(self, id: int | None = None) -> str:
+        """Put back each file of change `id` (default: the newest change) as it was before it,
+        when none has changed since; recorded as an `undo`.
+
+        Raises:
+            HistoryError: no such change (`not_found`), or a file changed since (`conflict`).
+            MemoryEditError: when the files cannot be written (`io`).
+        """
+        change = self._find(id)
+        return self._put_back(change, "undo", before=True)
+
+    def restore(self, id: int) -> str:
+        """Put each file of change `id` back as it was right after it; recorded as a `restore`.
+
+        Raises:
+            HistoryError: no such change (`not_found`).
+            MemoryEditError: when the files cannot be written (`io`).
+        """
+        return self._put_back(self._find(id), "restore", before=False)
+
+    def _find(self, id: int | None) -> SkillChange:
+        state = open_state(self.dir, create=False)
+        with _failures(self.dir):
+            if state is None:
+                found = None
+            elif id is None:
+                newest = records.log(state, None, limit=1)
+                found = newest[0] if newest else None
+            else:
+                found = records.find(state, id) if 0 < id < 2**63 else None
+        if found is None:
+            what = "no skill change is recorded" if id is None else f"no skill change #{id}"
+            raise HistoryError(f"{what} (`toolnexus skills HOME log` lists them)", kind="not_found")
+        return found
+
+    def _put_back(self, change: SkillChange, action: str, *, before: bool) -> str:
+        state = open_state(self.dir, create=False)
+        assert state is not None  # the change was found in it
+        wanted: dict[str, bytes | None] = {}
+        with _failures(self.dir):
+            for f in change.files:
+                dig = f.before if before else f.after
+                data = None if dig == "" else records.state_bytes(state, dig)
+                if dig and data is None:
+                    raise HistoryError(
+                        f"skill change #{change.id}: the version of {f.path} is no longer kept",
+                        kind="not_found",
+                    )
+                wanted[f.path] = data
+
+        def plan(read: Callable[[str], bytes | None]) -> tuple[dict[str, bytes | None], str]:
+            if before:
+                for f in change.files:
+                    if digest(read(f.path)) != f.after:
+                        raise HistoryError(
+                            f"cannot undo skill change #{change.id}: "
+                            f"{SKILLS_DIR}/{change.skill}/{f.path} changed since; "
+                            f"`toolnexus skills HOME restore ID` puts back a version whole",
+                            kind="conflict",
+                        )
+            what = "undid" if before else "restored"
+            return wanted, f"{what} skill change #{change.id} ({change.action} of {change.skill!r})"
+
+        context = call_context()
+        who = "python" if context is None else context.source()
+        message = self._change(
+            change.skill,
+            action,
+            plan,
+            source=f"{who} {action} #{change.id}",
+            cancel=None,
+            create=True,
+            remove=False,
+        )
+        return f"{message}. It loads next session."
+
+    # -- one change under the skill's lock -----------------------------------------------
+
+    def _change(
+        self,
+        name: str,
+        action: str,
+        plan: Plan,
+        *,
+        source: str,
+        cancel: threading.Event | None,
+        create: bool,
+        remove: bool,
+    ) -> str:
+        """Run `plan` on the skill's files as read under its lock, write what it returns
+        (each file atomically), and record it; the plan's message, and a note when the
+        history could not record it."""
+        made: list[str] = []  # folders this change created: gone again if it fails
+        try:
+            with _opened(self.dir, (SKILLS_DIR,), create=create, made=made) as skills:
+                if skills is None:
+                    raise _no_skill(self.dir, name)
+                folder = Folder(os.path.join(self.dir, SKILLS_DIR), skills)
+                with locked(folder, name, cancel=cancel) as lock:
+                    with _opened_at(skills, folder.path, (name,), create, made) as root:
+                        if root is None:
+                            raise _no_skill(self.dir, name)
+                        skill = _SkillFolder(root, os.path.join(folder.path, name), name)
+                        wanted, message = plan(skill.read)
+                        if remove:
+                            wanted = dict.fromkeys(skill.every_file())
+                        elif SKILL_FILE in wanted and wanted[SKILL_FILE] is None:
+                            # An undo of a create: only if nothing else stays behind.
+                            left = set(skill.every_file()) - set(wanted)
+                            if left:
+                                raise HistoryError(
+                                    f"cannot take away {SKILLS_DIR}/{name}/{SKILL_FILE}: "
+                                    f"{sorted(left)[0]} and other files stay beside it; undo "
+                                    "the later changes first, or remove the skill",
+                                    kind="conflict",
+                                )
+                            remove = True
+                        skill.check_room(wanted)
+                        old = {path: skill.read(path) for path in wanted}
+                        self._outside_edits(name, old)
+                        for path, data in wanted.items():
+                            skill.put(path, data, lock=lock, fsync=self.fsync, made=made)
+                        if remove:
+                            skill.remove_folders()
+                    if remove:
+                        with suppress(OSError):
+                            os.rmdir(name, dir_fd=skills)
+                note = self._record(
+                    name,
+                    action,
+                    [(p, old[p], wanted[p]) for p in wanted if old[p] != wanted[p]],
+                    source,
+                )
+                made.clear()  # in place: the folders stay
+        except WriteCancelled:
+            raise MemoryEditError(
+                f"cancelled: the call was given up before anything was written. {NOTHING}",
+                kind="cancelled",
+            ) from None
+        except (LockIsLink, LockLost, ReadOnlyFile, SwapConflict, HomeFileError) as exc:
+            raise MemoryEditError(
+                f"cannot write skill {name!r}: {exc}. {NOTHING}", kind="io"
+            ) from None
+        except OSError as exc:
+            raise MemoryEditError(
+                f"cannot write skill {name!r}: {_why(exc)}. {NOTHING}", kind="io"
+            ) from None
+        finally:
+            for path in reversed(made):  # folders made for a change that did not happen
+                with suppress(OSError):
+                    os.rmdir(path)
+        return message + note
+
+    def _outside_edits(self, name: str, now_bytes: Mapping[str, bytes | None]) -> None:
+        """Record as an `outside-edit` each file a person changed since its last record, so
+        undo never puts back a version older than theirs without saying so."""
+        state = open_state(self.dir, create=False)
+        if state is None:
+            return
+        try:
+            last = records.last_digests(state, name)
+            changed = [
+                (path, records.state_bytes(state, last[path]) if last[path] else None, data)
+                for path, data in now_bytes.items()
+                if path in last and digest(data) != last[path]
+            ]
+            if changed:
+                records.record(state, name, "outside-edit", changed, "found on disk")
+        except (HistoryError, sqlite3.Error):
+            pass  # the write goes on; `_record` says the history could not keep it
+
+    def _record(
+        self,
+        name: str,
+        action: str,
+        files: list[tuple[str, bytes | None, bytes | None]],
+        source: str,
+    ) -> str:
+        if not files:
+            return ""
+        try:
+            state = open_state(self.dir, create=True)
+            assert state is not None
+            with _failures(self.dir):
+                records.record(state, name, action, files, source)
+        except HistoryError as exc:
+            return f" (the change is in place, but not recorded in the history: {exc})"
+        return ""
+
+
+# -- folders, opened without following links ------------------------------------------------
+
+
+def _why(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+def _no_skill(home: Path, name: str) -> MemoryEditError:
+    folder = home / SKILLS_DIR
+    try:
+        have = sorted(
+            e.name for e in os.scandir(folder) if e.is_dir() and not e.name.startswith(".")
+        )
+    except OSError:
+        have = []
+    listed = ", ".join(have) if have else "none yet: create one"
+    return MemoryEditError(
+        f"not found: no skill {quote(name, 80)} (skills: {listed}). {NOTHING}", kind="not_found"
+    )
+
+
+def _open_dir(parent: int, part: str, shown: str) -> int:
+    try:
+        return os.open(part, _DIR | _NOFOLLOW, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise HomeFileError(
+                f"{shown} is a link or not a folder: a skill write follows no links",
+                path=shown,
+                reason="link_out",
+            ) from None
+        raise
+
+
+@contextmanager
+def _opened(
+    home: Path, parts: tuple[str, ...], *, create: bool, made: list[str]
+) -> Iterator[int | None]:
+    fd = os.open(home, _DIR)
+    try:
+        with _opened_at(fd, str(home), parts, create, made) as inner:
+            yield inner
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _opened_at(
+    fd: int, path: str, parts: tuple[str, ...], create: bool, made: list[str]
+) -> Iterator[int | None]:
+    """The folder `parts` below the open folder `fd`, made when `create` (each made folder's
+    path goes to `made`); None when it is missing and not `create`."""
+    opened: list[int] = []
+    try:
+        current = fd
+        for part in parts:
+            path = os.path.join(path, part)
+            if create:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=current)
+                    made.append(path)
+                except FileExistsError:
+                    pass
+            try:
+                current = _open_dir(current, part, path)
+            except FileNotFoundError:
+                yield None
+                return
+            opened.append(current)
+        yield current
+    finally:
+        for inner in opened:
+            os.close(inner)
+
+
+class _SkillFolder:
+    """One skill's open folder: its files read, replaced and deleted through descriptors."""
+
+    def __init__(self, fd: int, path: str, name: str) -> None:
+        self.fd, self.path, self.name = fd, path, name
+        self._read: dict[str, bytes | None] = {}
+
+    def shown(self, rel: str) -> str:
+        return f"{SKILLS_DIR}/{self.name}/{rel}"
+
+    def read(self, rel: str) -> bytes | None:
+        """A file's bytes now (None: no file); refused when not a regular file or a link."""
+        if rel in self._read:
+            return self._read[rel]
+        parts = parts_of(rel) if rel != SKILL_FILE else (SKILL_FILE,)
+        with _opened_at(self.fd, self.path, parts[:-1], False, []) as folder:
+            if folder is None:
+                data = None
+            else:
+                try:
+                    fd = os.open(parts[-1], READ_FLAGS | _NOFOLLOW, dir_fd=folder)
+                except FileNotFoundError:
+                    data = None
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        raise HomeFileError(
+                            f"{self.shown(rel)} is a link: a skill write follows no links",
+                            path=self.shown(rel),
+                            reason="link_out",
+                        ) from None
+                    raise
+                else:
+                    try:
+                        data = read_fd(fd, self.shown(rel), FILE_CAP)[0]
+                    finally:
+                        os.close(fd)
+        self._read[rel] = data
+        return data
+
+    def _entries(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Every entry below the folder (not following links): its path and lstat."""
+        stack: list[tuple[str, int, bool]] = [("", self.fd, False)]
+        while stack:
+            prefix, fd, own = stack.pop()
+            try:
+                for entry in os.scandir(fd):
+                    rel = f"{prefix}{entry.name}"
+                    st = entry.stat(follow_symlinks=False)
+                    yield rel, st
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append((rel + "/", _open_dir(fd, entry.name, self.shown(rel)), True))
+            finally:
+                if own:
+                    os.close(fd)
+
+    def every_file(self) -> dict[str, bytes | None]:
+        """Every file of the skill (to remove it); refused when it holds a link or a FIFO,
+        which a person removes by hand."""
+        found: dict[str, bytes | None] = {}
+        for rel, st in self._entries():
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                raise HomeFileError(
+                    f"{self.shown(rel)} is not a regular file (a link, pipe or device): a "
+                    "person removes this skill by hand",
+                    path=self.shown(rel),
+                    reason="special",
+                )
+            found[rel] = None
+        return found
+
+    def check_room(self, wanted: Mapping[str, bytes | None]) -> None:
+        """Refuse a change after which the skill would hold too many files or bytes."""
+        sizes = {rel: st.st_size for rel, st in self._entries() if not stat.S_ISDIR(st.st_mode)}
+        for rel, data in wanted.items():
+            if data is None:
+                sizes.pop(rel, None)
+            else:
+                sizes[rel] = len(data)
+        if len(sizes) > MAX_SKILL_FILES:
+            raise MemoryEditError(
+                f"full: skill {self.name!r} would hold {len(sizes)} files; a skill holds at "
+                f"most {MAX_SKILL_FILES}. {NOTHING}",
+                kind="full",
+            )
+        total = sum(sizes.values())
+        if total > MAX_SKILL_BYTES:
+            raise MemoryEditError(
+                f"full: skill {self.name!r} would hold {total:,} bytes; a skill holds at most "
+                f"{MAX_SKILL_BYTES:,}: shorten it, or keep less beside SKILL.md. {NOTHING}",
+                kind="full",
+            )
+
+    def put(
+        self, rel: str, data: bytes | None, *, lock: object, fsync: bool, made: list[str]
+    ) -> None:
+        """Replace (or with None delete) one file, atomically."""
+        parts = parts_of(rel) if rel != SKILL_FILE else (SKILL_FILE,)
+        expected = self._read.get(rel)
+        with _opened_at(self.fd, self.path, parts[:-1], data is not None, made) as folder_fd:
+            if folder_fd is None:
+                return  # deleting a file whose folder is gone: nothing to do
+            folder = Folder(os.path.join(self.path, *parts[:-1]), folder_fd)
+            if data is None:
+                with suppress(FileNotFoundError):
+                    os.unlink(parts[-1], dir_fd=folder_fd)
+                for depth in range(len(parts) - 1, 0, -1):  # folders it leaves empty go too
+                    try:
+                        os.rmdir("/".join(parts[:depth]), dir_fd=self.fd)
+                    except OSError:
+                        break
+                return
+
+            def apply(found: bytes | None) -> bytes:
+                if found != expected:
+                    raise MemoryEditError(
+                        f"cannot write {self.shown(rel)}: it changed while being written; "
+                        f"try again. {NOTHING}",
+                        kind="io",
+                    )
+                return data
+
+            update(
+                folder,
+                parts[-1],
+                apply,
+                lock=lock,  # type: ignore[arg-type]
+                cap=FILE_CAP,
+                shown=self.shown(rel),
+                fsync=fsync,
+            )
+
+    def remove_folders(self) -> None:
+        """Remove the skill's emptied folders, deepest first."""
+        folders = [rel for rel, st in self._entries() if stat.S_ISDIR(st.st_mode)]
+        for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
+            with suppress(OSError):
+                os.rmdir(rel, dir_fd=self.fd)
+
+
+@contextmanager
+def _failures(home: Path) -> Iterator[None]:
+    """The state database's own failures as `HistoryError` naming it."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise HistoryError(
+            f"{home / '.toolnexus' / 'state.db'} cannot be used: {exc}", kind="state"
+        ) from None
