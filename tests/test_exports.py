@@ -125,6 +125,7 @@ def test_memory_edit_kinds_are_a_closed_set() -> None:
         "io",
         "cancelled",
         "internal",
+        "exists",
     )
     with pytest.raises(ValueError, match="'typo' is not one of invalid, not_found"):
         errors.MemoryEditError("x", kind="typo")  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ..errors import ToolnexusError
 from . import _conversations as _cli_conversations
 from . import _serve as _cli_serve
+from . import _skills as _cli_skills
 from . import _store as _cli_store
 from ._memory import ACTIONS, UsageError, check_args
 
@@ -453,6 +454,7 @@ VERBS: dict[str, tuple[Handler, str, str, _cli_conversations.Arguments]] = {
         f"{PROG} memory ada approve 3",
         _memory_arguments,
     ),
+    "skills": _cli_skills.verb(PROG, _home_dir),
     "check": (cmd_check, "Validate homes.", f"{PROG} check ada personas/*", _check_arguments),
     "tools": (
         cmd_tools,

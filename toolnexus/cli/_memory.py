@@ -265,13 +265,20 @@ def _review(home: Path, args: argparse.Namespace, prog: str) -> int:
 def held_text(write: HeldWrite) -> str:
     """One held write as `memory pending` (and chat's `/pending`) prints it: a header line,
     then every change whole, a replace's new text included, safe for a terminal."""
-    from ..home._door import MEMORY_FILES
+    from ..home._door import MEMORY_FILES, SKILL_FILE, SKILLS_DIR
 
-    name = MEMORY_FILES["user" if write.target == "user" else "self"]
-    head = f"{write.id}  {write.time}  {name}  {write.action}  {one_line(write.source)}"
+    if write.target == "skill":
+        op = write.operations[0]
+        name = f"{SKILLS_DIR}/{op.name}/{op.path or SKILL_FILE}"
+    else:
+        name = MEMORY_FILES["user" if write.target == "user" else "self"]
+    head = f"{write.id}  {write.time}  {one_line(name)}  {write.action}  {one_line(write.source)}"
     lines: list[str] = []
     for op in write.operations:
-        lines += _labelled(f"{op.action}:", op.text)
+        if op.description is not None:
+            lines += _labelled("description:", op.description)
+        label = {"create": "body:", "write_file": "content:", "remove": "remove the skill"}
+        lines += _labelled(label.get(op.action, f"{op.action}:"), op.text)
         if op.with_ is not None:
             lines += _labelled("  with:", op.with_)
     return "\n".join([head, *(f"    {terminal_safe(line)}" for line in lines)])
@@ -280,7 +287,7 @@ def held_text(write: HeldWrite) -> str:
 def _labelled(label: str, text: str) -> list[str]:
     """`text` after `label`, its further lines indented under it."""
     first, *rest = text.split("\n")
-    return [f"{label} {first}", *(f"  {line}" for line in rest)]
+    return [f"{label} {first}".rstrip(), *(f"  {line}" for line in rest)]
 
 
 def _shown(change: Change) -> str:
