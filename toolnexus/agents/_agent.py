@@ -341,11 +341,11 @@ class _Wiring:
             tool = self._build(key, make)
             entries.append((tool, "memory_tool(dir)"))
         if writes and "skill_manage" in enabled:
-            key = ("skill_manage", config.scanner, config.memory_review)
-            make = partial(
+            writer = partial(
                 skill_manage_tool, home.path, scanner=self.scanner, review=config.memory_review
             )
-            entries.append((self._build(key, make), "builtin 'skill_manage'"))
+            built = self._build(("skill_manage", config.scanner, config.memory_review), writer)
+            entries.append((built, "builtin 'skill_manage'"))
         entries.extend((tool, f"tools[{i}]") for i, tool in enumerate(self.mine))
         return check_tools(entries)
 

@@ -224,6 +224,7 @@ def check_op(op: SkillOp, scanner: Scanner) -> None:
         if "\n" in op.description.strip() or "\r" in op.description:
             raise _invalid("description: one line: the system prompt lists it on one line")
         _size("body", op.body)
+        valid_skill_text(new_skill_text(op.name, op.description, op.body), op.name)
         # The description enters every future system prompt: judged as a note is.
         _scan(scanner, op.description, "description", note=True)
         _scan(scanner, op.body, "body")

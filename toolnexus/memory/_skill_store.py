@@ -27,7 +27,7 @@ from pathlib import Path
 from ..errors import HistoryError, HomeError, HomeFileError, MemoryEditError
 from ..home._door import FILE_CAP, READ_FLAGS, SKILL_FILE, SKILLS_DIR, decode, read_fd
 from ..home._identity_file import find_identity
-from ..home._lock import LockIsLink, LockLost, WriteCancelled, locked
+from ..home._lock import Lock, LockIsLink, LockLost, WriteCancelled, locked
 from ..home._openfolder import Folder
 from ..home._writer import ReadOnlyFile, SwapConflict, update
 from ..scanner._scanner import DEFAULT, Scanner
@@ -135,8 +135,7 @@ class SkillStore:
                         f"write_file, or remove it first. {NOTHING}",
                         kind="exists",
                     )
-                text = new_skill_text(name, op.description, op.body)
-                valid_skill_text(text, name)
+                text = new_skill_text(name, op.description, op.body)  # checked valid
                 return {SKILL_FILE: text.encode()}, f"created skill {name!r} ({shown})"
             if read(SKILL_FILE) is None:
                 raise _no_skill(self.dir, name)
@@ -317,41 +316,19 @@ class SkillStore:
                 if skills is None:
                     raise _no_skill(self.dir, name)
                 folder = Folder(os.path.join(self.dir, SKILLS_DIR), skills)
-                with locked(folder, name, cancel=cancel) as lock:
-                    with _opened_at(skills, folder.path, (name,), create, made) as root:
-                        if root is None:
+                # The skill's folder first: a missing or linked one is refused with no lock made.
+                with _opened_at(skills, folder.path, (name,), create, made) as root:
+                    if root is None:
+                        raise _no_skill(self.dir, name)
+                    with locked(folder, name, cancel=cancel) as lock:
+                        if not _still_at(root, skills, name):  # removed while we waited
                             raise _no_skill(self.dir, name)
                         skill = _SkillFolder(root, os.path.join(folder.path, name), name)
-                        wanted, message = plan(skill.read)
-                        if remove:
-                            wanted = dict.fromkeys(skill.every_file())
-                        elif SKILL_FILE in wanted and wanted[SKILL_FILE] is None:
-                            # An undo of a create: only if nothing else stays behind.
-                            left = set(skill.every_file()) - set(wanted)
-                            if left:
-                                raise HistoryError(
-                                    f"cannot take away {SKILLS_DIR}/{name}/{SKILL_FILE}: "
-                                    f"{sorted(left)[0]} and other files stay beside it; undo "
-                                    "the later changes first, or remove the skill",
-                                    kind="conflict",
-                                )
-                            remove = True
-                        skill.check_room(wanted)
-                        old = {path: skill.read(path) for path in wanted}
-                        self._outside_edits(name, old)
-                        for path, data in wanted.items():
-                            skill.put(path, data, lock=lock, fsync=self.fsync, made=made)
-                        if remove:
-                            skill.remove_folders()
-                    if remove:
-                        with suppress(OSError):
-                            os.rmdir(name, dir_fd=skills)
-                note = self._record(
-                    name,
-                    action,
-                    [(p, old[p], wanted[p]) for p in wanted if old[p] != wanted[p]],
-                    source,
-                )
+                        message, gone = self._locked(skill, plan, lock, remove=remove, made=made)
+                        note = self._record(name, action, skill.changed, source)
+                if gone:  # the skill's folder goes with its last file
+                    with suppress(OSError):
+                        os.rmdir(name, dir_fd=skills)
                 made.clear()  # in place: the folders stay
         except WriteCancelled:
             raise MemoryEditError(
@@ -367,26 +344,62 @@ class SkillStore:
                 f"cannot write skill {name!r}: {_why(exc)}. {NOTHING}", kind="io"
             ) from None
         finally:
+            if made and made[0] == os.path.join(self.dir, SKILLS_DIR):
+                with suppress(OSError):  # skills/ made for nothing: its lock goes with it
+                    os.unlink(os.path.join(made[0], f".{name}.lock"))
             for path in reversed(made):  # folders made for a change that did not happen
                 with suppress(OSError):
                     os.rmdir(path)
         return message + note
 
-    def _outside_edits(self, name: str, now_bytes: Mapping[str, bytes | None]) -> None:
-        """Record as an `outside-edit` each file a person changed since its last record, so
-        undo never puts back a version older than theirs without saying so."""
+    def _locked(
+        self, skill: _SkillFolder, plan: Plan, lock: Lock, *, remove: bool, made: list[str]
+    ) -> tuple[str, bool]:
+        """The change itself, under the skill's lock: the plan's message, and whether the
+        skill's folder is left empty (it was removed, or an undo took its SKILL.md)."""
+        wanted, message = plan(skill.read)
+        if remove:
+            wanted = dict.fromkeys(skill.every_file())
+        elif SKILL_FILE in wanted and wanted[SKILL_FILE] is None:
+            # An undo of a create: only when nothing else stays behind.
+            left = set(skill.every_file()) - set(wanted)
+            if left:
+                raise HistoryError(
+                    f"cannot take away {SKILLS_DIR}/{skill.name}/{SKILL_FILE}: "
+                    f"{sorted(left)[0]} and other files stay beside it; undo the later "
+                    "changes first, or remove the skill",
+                    kind="conflict",
+                )
+            remove = True
+        skill.check_room(wanted)
+        old = {path: skill.read(path) for path in wanted}
+        self._outside_edits(skill)
+        for path, data in wanted.items():
+            skill.put(path, data, lock=lock, fsync=self.fsync, made=made)
+            if old[path] != data:
+                skill.changed.append((path, old[path], data))
+        if remove:
+            skill.remove_folders()
+        return message, remove
+
+    def _outside_edits(self, skill: _SkillFolder) -> None:
+        """Record as an `outside-edit` each file of the skill a person changed since its
+        last record, so the history holds their version and undo never goes past it."""
         state = open_state(self.dir, create=False)
         if state is None:
             return
         try:
-            last = records.last_digests(state, name)
-            changed = [
-                (path, records.state_bytes(state, last[path]) if last[path] else None, data)
-                for path, data in now_bytes.items()
-                if path in last and digest(data) != last[path]
-            ]
+            last = records.last_digests(state, skill.name)
+            changed = []
+            for path, dig in last.items():
+                try:
+                    data = skill.read(path)
+                except (HomeFileError, MemoryEditError, OSError):
+                    continue  # not a file this tool reads: left to a person
+                if digest(data) != dig:
+                    changed.append((path, records.state_bytes(state, dig) if dig else None, data))
             if changed:
-                records.record(state, name, "outside-edit", changed, "found on disk")
+                records.record(state, skill.name, "outside-edit", changed, "found on disk")
         except (HistoryError, sqlite3.Error):
             pass  # the write goes on; `_record` says the history could not keep it
 
@@ -420,15 +433,24 @@ def _why(exc: OSError) -> str:
 def _no_skill(home: Path, name: str) -> MemoryEditError:
     folder = home / SKILLS_DIR
     try:
-        have = sorted(
-            e.name for e in os.scandir(folder) if e.is_dir() and not e.name.startswith(".")
-        )
+        with os.scandir(folder) as it:
+            have = sorted(e.name for e in it if e.is_dir() and not e.name.startswith("."))
     except OSError:
         have = []
     listed = ", ".join(have) if have else "none yet: create one"
     return MemoryEditError(
         f"not found: no skill {quote(name, 80)} (skills: {listed}). {NOTHING}", kind="not_found"
     )
+
+
+def _still_at(fd: int, parent: int, name: str) -> bool:
+    """Whether the open folder `fd` is still `name` in `parent` (not removed meanwhile)."""
+    try:
+        now = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
 def _open_dir(parent: int, part: str, shown: str) -> int:
@@ -491,6 +513,8 @@ class _SkillFolder:
     def __init__(self, fd: int, path: str, name: str) -> None:
         self.fd, self.path, self.name = fd, path, name
         self._read: dict[str, bytes | None] = {}
+        #: What was written: each file's path, and its bytes before and after.
+        self.changed: list[tuple[str, bytes | None, bytes | None]] = []
 
     def shown(self, rel: str) -> str:
         return f"{SKILLS_DIR}/{self.name}/{rel}"
@@ -530,12 +554,13 @@ class _SkillFolder:
         while stack:
             prefix, fd, own = stack.pop()
             try:
-                for entry in os.scandir(fd):
-                    rel = f"{prefix}{entry.name}"
-                    st = entry.stat(follow_symlinks=False)
+                with os.scandir(fd) as it:
+                    listed = [(e.name, e.stat(follow_symlinks=False)) for e in it]
+                for entry, st in listed:
+                    rel = f"{prefix}{entry}"
                     yield rel, st
                     if stat.S_ISDIR(st.st_mode):
-                        stack.append((rel + "/", _open_dir(fd, entry.name, self.shown(rel)), True))
+                        stack.append((rel + "/", _open_dir(fd, entry, self.shown(rel)), True))
             finally:
                 if own:
                     os.close(fd)
@@ -580,7 +605,7 @@ class _SkillFolder:
             )
 
     def put(
-        self, rel: str, data: bytes | None, *, lock: object, fsync: bool, made: list[str]
+        self, rel: str, data: bytes | None, *, lock: Lock, fsync: bool, made: list[str]
     ) -> None:
         """Replace (or with None delete) one file, atomically."""
         parts = parts_of(rel) if rel != SKILL_FILE else (SKILL_FILE,)
@@ -612,7 +637,7 @@ class _SkillFolder:
                 folder,
                 parts[-1],
                 apply,
-                lock=lock,  # type: ignore[arg-type]
+                lock=lock,
                 cap=FILE_CAP,
                 shown=self.shown(rel),
                 fsync=fsync,
