@@ -98,7 +98,7 @@ def test_builtins_come_first_in_registry_order(
 
 
 def test_builtin_registry() -> None:
-    assert list(BUILTIN_TOOLS) == ["skill", "recall", "now"]
+    assert list(BUILTIN_TOOLS) == ["skill", "recall", "now", "skill_manage"]
 
 
 def test_passed_tools_come_last_in_order(make_home: MakeHome) -> None:
@@ -125,7 +125,7 @@ def test_unknown_builtin_names_the_file_and_the_choices(make_home: MakeHome) -> 
         from_dir(home)
     assert str(info.value) == (
         f"{home / 'IDENTITY.md'}: key 'tools': unknown builtin tool 'web_search' "
-        "(builtins: now, recall, skill)"
+        "(builtins: now, recall, skill, skill_manage)"
     )
 
 
@@ -135,7 +135,7 @@ def test_memory_is_not_a_builtin_and_the_error_says_why(make_home: MakeHome) -> 
         from_dir(home)
     assert str(info.value) == (
         f"{home / 'IDENTITY.md'}: key 'tools': unknown builtin tool 'memory' "
-        "(builtins: now, recall, skill); the memory tool is wired by default: remove it from "
+        "(builtins: now, recall, skill, skill_manage); the memory tool is wired by default: remove it from "
         "`tools:` (`read_only: true` leaves it out)"
     )
 

@@ -66,6 +66,7 @@ def test_a_missing_home_is_exit_1_for_every_verb(verb: str, tmp_path: Path) -> N
         "sessions": ("sessions", missing, "list"),
         "recall": ("recall", missing, "anything"),
         "store": ("store", missing, "migrate"),
+        "skills": ("skills", missing, "list"),
     }.get(verb, (verb, missing))
     if verb == "init":
         (tmp_path / "file").write_text("a file, not a folder", encoding="utf-8")
@@ -80,7 +81,13 @@ def test_a_missing_home_is_exit_1_for_every_verb(verb: str, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_an_unknown_option_is_exit_2_for_every_verb(verb: str, home: Path) -> None:
-    extra = {"memory": ("show",), "sessions": ("list",), "recall": ("words",), "store": ("push",)}
+    extra = {
+        "memory": ("show",),
+        "sessions": ("list",),
+        "recall": ("words",),
+        "store": ("push",),
+        "skills": ("list",),
+    }
     extra = extra.get(verb, ())
     assert_one_line_error(
         run(verb, home, *extra, "--frobnicate"), 2, "unrecognized arguments: --frobnicate"

@@ -285,6 +285,70 @@ async def test_only_memory_skill_and_recall_are_served(tmp_path: Path) -> None:
             assert "no tool 'now'" in info.value.error.message
 
 
+async def test_skill_manage_through_serve_is_held_for_a_client_and_lists_a_new_skill(
+    tmp_path: Path,
+) -> None:
+    home = make_home(tmp_path / "ada")
+    identity = (home / "IDENTITY.md").read_text(encoding="utf-8")
+    (home / "IDENTITY.md").write_text(
+        identity.replace("name: Ada\n", "name: Ada\ntools: [skill_manage]\n"), encoding="utf-8"
+    )
+    create = {
+        "action": "create",
+        "name": "release-checklist",
+        "description": "The checklist before every release.",
+        "body": "1. Run the tests.\n2. Tag the release.",
+    }
+    uri = "toolnexus://ada/skills/release-checklist/SKILL.md"
+    with anyio.fail_after(90):
+        # A client is untrusted: its skill write waits for a person.
+        async with over_stdio(home, trust=False) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert names == ["skill", "memory", "skill_manage"]
+            error, text = await call(client, "skill_manage", create)
+            assert not error
+            assert text.startswith("held for review (#1): text from mcp-client")
+        assert not (home / "skills" / "release-checklist").exists()
+        # The person's own client (--trust-client): applied, and every client hears the list.
+        heard = Heard()
+        async with over_stdio(home, heard) as client:
+            soul = await soul_of(client)
+            await watcher_ready(client, home, heard)
+            error, text = await call(client, "skill_manage", create)
+            assert not error, text
+            assert text.startswith("created skill 'release-checklist'")
+            await heard.wait_for(types.ResourceListChangedNotification)
+            assert uri in [r.uri for r in (await client.list_resources()).resources]
+            patch = {"text": "2. Tag the release.", "with": "2. Tag it: `git tag -s`."}
+            error, text = await call(
+                client, "skill_manage", {"action": "patch", "name": "release-checklist", **patch}
+            )
+            assert not error, text
+            assert (await read(client, uri)).endswith("2. Tag it: `git tag -s`.\n")
+            error, text = await call(
+                client,
+                "skill_manage",
+                {
+                    "action": "write_file",
+                    "name": "release-checklist",
+                    "path": "references/rollback.md",
+                    "content": "Roll back.",
+                },
+            )
+            assert not error, text
+            rollback = "toolnexus://ada/skills/release-checklist/references/rollback.md"
+            assert await read(client, rollback) == "Roll back."
+            # This connection keeps its soul and its skill list.
+            assert await soul_of(client) == soul
+            error, _ = await call(client, "skill", {"name": "release-checklist"})
+            assert error
+        async with over_stdio(home) as client:
+            assert "- release-checklist: The checklist" in await soul_of(client)
+            error, text = await call(client, "skill", {"name": "release-checklist"})
+            assert not error
+            assert "2. Tag it: `git tag -s`." in text
+
+
 async def test_errors_name_files_by_the_home_never_by_this_machine(tmp_path: Path) -> None:
     home = make_home(tmp_path / "ada")
     outside = tmp_path / "elsewhere" / "notes.md"
