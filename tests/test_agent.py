@@ -135,8 +135,8 @@ def test_memory_is_not_a_builtin_and_the_error_says_why(make_home: MakeHome) -> 
         from_dir(home)
     assert str(info.value) == (
         f"{home / 'IDENTITY.md'}: key 'tools': unknown builtin tool 'memory' "
-        "(builtins: now, recall, skill, skill_manage); the memory tool is wired by default: remove it from "
-        "`tools:` (`read_only: true` leaves it out)"
+        "(builtins: now, recall, skill, skill_manage); the memory tool is wired by default: "
+        "remove it from `tools:` (`read_only: true` leaves it out)"
     )
 
 

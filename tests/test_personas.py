@@ -104,6 +104,43 @@ def test_sre_notes_are_multi_line_entries() -> None:
     assert (triage / "references" / "runbook.md").is_file()
 
 
+def test_sre_has_learned_a_skill_in_the_form_skill_manage_writes(copy_home: CopyHome) -> None:
+    """The on-call persona keeps a procedure it worked out as a skill: the files are what
+    its `skill_manage` tool writes, so writing them again from their parts changes nothing."""
+    import asyncio
+
+    from toolnexus.agents import from_dir, skill_manage_tool
+
+    home = copy_home(EXAMPLES / "sre-oncall")
+    assert "skill_manage" in [t.name for t in from_dir(home).uses.tools]
+    folder = home / "skills" / "ledger-cache-failover"
+    skill, _ = parse_skill(
+        (folder / "SKILL.md").read_text(encoding="utf-8"), path=folder / "SKILL.md"
+    )
+    before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert sorted(map(str, before)) == ["SKILL.md", "references/after.md"]
+    tool = skill_manage_tool(home, review="off")
+    for args in (
+        {"action": "remove", "name": skill.name},
+        {
+            "action": "create",
+            "name": skill.name,
+            "description": skill.description,
+            "body": skill.body,
+        },
+        {
+            "action": "write_file",
+            "name": skill.name,
+            "path": "references/after.md",
+            "content": before[Path("references/after.md")].decode(),
+        },
+    ):
+        result = asyncio.run(tool.execute(args))
+        assert not result.is_error, result.output
+    after = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert after == before
+
+
 def test_tutor_is_writable_and_models_its_learner() -> None:
     home = EXAMPLES / "language-tutor"
     assert "read_only: false" in (home / "IDENTITY.md").read_text(encoding="utf-8")

@@ -290,18 +290,11 @@ def test_a_skill_has_caps_on_its_files_and_bytes(tmp_path: Path) -> None:
     other = make_home(tmp_path / "b")
     create(other)
     big = "y" * (MAX_FILE_CHARS - 10)
+    store = SkillStore(other, fsync=False)
+    for k in range(9):  # 9 files of nearly 100,000 bytes and SKILL.md: a tenth does not fit
+        store.write_file("release-checklist", f"{k}.md", big)
     with pytest.raises(MemoryEditError, match="at most 1,000,000"):
-        for k in range(11):
-            SkillStore(other, fsync=False).apply(
-                _op(
-                    {
-                        "action": "write_file",
-                        "name": "release-checklist",
-                        "path": f"{k}.md",
-                        "content": big,
-                    }
-                )
-            )
+        store.write_file("release-checklist", "9.md", big)
     assert len(list((other / "skills" / "release-checklist").iterdir())) == 10
 
 

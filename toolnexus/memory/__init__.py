@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ._document import Block, MemoryDocument, parse_memory
     from ._held import HeldWrite, Review
     from ._history import Change, History
-    from ._skill_store import SkillChange, SkillStore
+    from ._skill_store import SkillChange, SkillOp, SkillStore
     from ._skill_tool import skill_manage_tool
     from ._tool import MemoryStore, memory_tool
 
@@ -38,6 +38,7 @@ __all__ = [
     "MemoryStore",
     "Review",
     "SkillChange",
+    "SkillOp",
     "SkillStore",
     "memory_tool",
     "parse_memory",
@@ -55,6 +56,7 @@ __getattr__, __dir__ = exports(
         "MemoryStore": "._tool",
         "Review": "._held",
         "SkillChange": "._skill_store",
+        "SkillOp": "._skill_store",
         "SkillStore": "._skill_store",
         "memory_tool": "._tool",
         "parse_memory": "._document",

@@ -51,7 +51,7 @@ from ._skill_edit import (
     valid_skill_text,
 )
 
-__all__ = ["LOADS_NEXT", "SkillChange", "SkillStore", "held_op", "skill_op"]
+__all__ = ["LOADS_NEXT", "SkillChange", "SkillOp", "SkillStore", "held_op", "skill_op"]
 
 LOADS_NEXT = (
     "Saved now, loads next session: this session's system prompt and skill list do not change."
@@ -111,6 +111,23 @@ class SkillStore:
         object.__setattr__(self, "dir", Path(os.path.abspath(self.dir)))
 
     # -- the persona's changes -----------------------------------------------------------
+
+    def create(self, name: str, description: str, body: str) -> str:
+        """Write a new skill `skills/<name>/SKILL.md` (`apply` of a `create`)."""
+        return self.apply(SkillOp("create", name, description=description, body=body))
+
+    def patch(self, name: str, text: str, with_: str, *, path: str | None = None) -> str:
+        """Put `with_` in place of the one occurrence of `text` in a file of skill `name`
+        (SKILL.md unless `path` names another)."""
+        return self.apply(SkillOp("patch", name, text=text, with_=with_, path=path))
+
+    def write_file(self, name: str, path: str, content: str) -> str:
+        """Write `content` to the file `path` inside skill `name`'s folder."""
+        return self.apply(SkillOp("write_file", name, path=path, content=content))
+
+    def remove(self, name: str) -> str:
+        """Delete skill `name`'s folder and every file in it."""
+        return self.apply(SkillOp("remove", name))
 
     def apply(
         self, op: SkillOp, *, source: str = "python", cancel: threading.Event | None = None
