@@ -24,6 +24,7 @@ from toolnexus.agents import (
     SkillStore,
     compose_soul,
     from_dir,
+    memory_tool,
     skill_manage_tool,
 )
 from toolnexus.agents.models import ScriptedModel, call
@@ -588,3 +589,26 @@ def test_writers_in_several_processes_lose_no_file_and_no_record(tmp_path: Path)
         sorted(c.source for c in log if c.action == "write_file")
         == ["process a"] * 12 + ["process b"] * 12
     )
+
+
+def test_a_state_database_from_before_skills_keeps_its_held_writes_and_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolnexus.store.folder import _state
+
+    home = make_home(tmp_path, review="all")
+    monkeypatch.setattr(_state, "MIGRATIONS", _state.MIGRATIONS[:4])  # as the last release
+    _state._open.clear()
+    memory = asyncio.run(memory_tool(home).execute({"action": "add", "text": "One."})).output
+    assert memory.startswith("held for review (#1)")
+    asyncio.run(memory_tool(home).execute({"action": "add", "text": "Two."}))
+    Review(home).reject(2)
+    monkeypatch.undo()
+    _state._open.clear()  # a new process, with this release
+    assert [(w.id, w.text) for w in Review(home).pending()] == [(1, "One.")]
+    error, text = run_tool(
+        home, {"action": "create", "name": "deploy", "description": "Deploy.", "body": "Go."}
+    )
+    assert not error
+    assert text.startswith("held for review (#3)"), text  # #2 is never given again
+    assert [w.target for w in Review(home).pending()] == ["self", "skill"]

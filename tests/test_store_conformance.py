@@ -346,3 +346,40 @@ def test_a_held_write_reads_back_as_the_json_the_command_line_prints(store: Stor
         "source": "tool",
         "time": "2026-01-01T00:00:00.000Z",
     }
+
+
+def test_a_held_skill_write_keeps_its_own_fields(store: Store) -> None:
+    from toolnexus.store._review import HeldOp
+
+    review = store.review(create=True)
+    assert review is not None
+    memory = review.hold(
+        time="2026-01-01T00:00:00.000Z",
+        target="self",
+        operations=[HeldOp("add", "a note")],
+        batch=False,
+        source="tool",
+    )
+    skill = review.hold(
+        time="2026-01-01T00:00:01.000Z",
+        target="skill",
+        operations=[HeldOp("write_file", "Roll back.", name="deploy", path="refs/rollback.md")],
+        batch=False,
+        source="tool session=s call=c untrusted=web",
+    )
+    assert review.pending() == [memory, skill]
+    assert review.take(skill.id) == skill
+    assert skill.to_dict() == {
+        "id": skill.id,
+        "target": "skill",
+        "action": "write_file",
+        "text": "Roll back.",
+        "with": None,
+        "operations": None,
+        "source": "tool session=s call=c untrusted=web",
+        "time": "2026-01-01T00:00:01.000Z",
+        "name": "deploy",
+        "path": "refs/rollback.md",
+        "description": None,
+    }
+    assert "name" not in memory.to_dict()  # a memory write's JSON is as it was
