@@ -612,3 +612,13 @@ def test_a_state_database_from_before_skills_keeps_its_held_writes_and_ids(
     assert not error
     assert text.startswith("held for review (#3)"), text  # #2 is never given again
     assert [w.target for w in Review(home).pending()] == ["self", "skill"]
+
+
+def test_chat_names_a_held_skill_write_as_it_happens() -> None:
+    from toolnexus.cli._chat import tool_line
+    from toolnexus.models import ToolCall, ToolFinished, ToolResultMessage
+
+    call_ = ToolCall("skill_manage", {"action": "remove", "name": "deploy"}, id="c")
+    output = "held for review (#7): text from fetch_page reached the model since ..."
+    line = tool_line(ToolFinished(call_, ToolResultMessage(call_id="c", name="x", output=output)))
+    assert line.endswith("-> held for review #7: /approve 7 or /reject 7")

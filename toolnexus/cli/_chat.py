@@ -41,7 +41,7 @@ PROVIDERS = ("openai", "anthropic")
 CHAT_RETRIES = 3
 #: Tool-call arguments are shown whole up to this many characters.
 ARGUMENTS_SHOWN = 120
-#: The start of a memory write's result when it was held for review (`memory/_review`).
+#: The start of a memory or skill write's result when it was held for review (`memory/_review`).
 _HELD = re.compile(r"held for review \(#(\d+)\)")
 EXIT_INTERRUPTED = 130
 
@@ -79,7 +79,8 @@ def tool_line(event: ToolFinished) -> str:
         shown = shown[: ARGUMENTS_SHOWN - 1] + "…"
     result = event.result
     if not result.is_error:
-        held = _HELD.match(result.output) if event.call.name == "memory" else None
+        writes = event.call.name in ("memory", "skill_manage")
+        held = _HELD.match(result.output) if writes else None
         if held is not None:  # a person must see it now, and can decide at once
             id = held.group(1)
             decide = f"/approve {id} or /reject {id}"
@@ -154,7 +155,7 @@ def chat(args: argparse.Namespace, home: Path, prog: str) -> int:
 COMMANDS = {
     "/help": "this list",
     "/usage": "the tokens this session has cost, and how much came from the cache",
-    "/pending": "the memory writes held for your review (made after untrusted text)",
+    "/pending": "the memory and skill writes held for your review (made after untrusted text)",
     "/approve": "/approve ID...: save held writes (they load next session)",
     "/reject": "/reject ID...: drop held writes",
     "/quit": "end the chat (so do /exit, Ctrl-D and Ctrl-C at the prompt)",
