@@ -278,7 +278,10 @@ def held_text(write: HeldWrite) -> str:
         if op.description is not None:
             lines += _labelled("description:", op.description)
         label = {"create": "body:", "write_file": "content:", "remove": "remove the skill"}
-        lines += _labelled(label.get(op.action, f"{op.action}:"), op.text)
+        skill = write.target == "skill"
+        lines += _labelled(
+            label.get(op.action, f"{op.action}:") if skill else f"{op.action}:", op.text
+        )
         if op.with_ is not None:
             lines += _labelled("  with:", op.with_)
     return "\n".join([head, *(f"    {terminal_safe(line)}" for line in lines)])

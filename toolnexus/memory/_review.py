@@ -48,7 +48,7 @@ def why_held(mode: ReviewMode, context: CallContext | None) -> str | None:
         sources = ", ".join(context.untrusted)
         return f"text from {sources} reached the model since the person's last message"
     if mode == "all":
-        return "this home holds every memory write by the model for a person's review"
+        return "this home holds every memory and skill write by the model for a person's review"
     return None
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..errors import HomeError, MemoryEditError
 from ..home._door import SKILL_FILE, SKILLS_DIR
+from ..home._frontmatter import split_frontmatter
 from ..home._skill import (
     DESCRIPTION_SOFT_LIMIT,
     SKILL_NAME_MAX,
@@ -39,6 +40,7 @@ __all__ = [
     "check_op",
     "new_skill_text",
     "patched",
+    "same_frontmatter",
     "valid_skill_text",
 ]
 
@@ -58,6 +60,8 @@ MAX_PATH_CHARS = 200
 #: Characters a file or folder name may not hold: control characters, and the separators
 #: and reserved marks other systems refuse (a skill must load wherever it is copied).
 _BAD_NAME = re.compile(r'[\x00-\x1f\x7f<>:"|?*\\]')
+#: Names Windows reserves whatever their extension.
+_RESERVED = re.compile(r"(?i)con|prn|aux|nul|com[1-9]|lpt[1-9]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +154,11 @@ def parts_of(path: str) -> tuple[str, ...]:
             f'{where} holds a control character, a reserved mark (< > : " | ? *) or a name '
             "that starts or ends with a space"
         )
+    if any(_RESERVED.fullmatch(p.split(".")[0]) or p.endswith(".") for p in parts):
+        raise _invalid(
+            f"{where} holds a name some systems reserve (CON, NUL, COM1, ...) or one ending "
+            "in a dot"
+        )
     if len(parts) - 1 > MAX_DEPTH:
         raise _invalid(f"{where} is nested {len(parts) - 1} folders deep, the limit is {MAX_DEPTH}")
     return parts
@@ -236,17 +245,40 @@ def check_op(op: SkillOp, scanner: Scanner) -> None:
         if op.path is not None:
             parts_of(op.path)  # SKILL.md may be named: it is the default
         _size("with", op.with_)
+        if op.with_.strip():  # refused here, never held for a person: the same as a file
+            _scan(scanner, op.with_, "with")
     elif op.action == "write_file":
         assert op.path is not None
         assert op.content is not None
         parts = parts_of(op.path)
-        if parts == (SKILL_FILE,):
+        if parts[0].casefold() == SKILL_FILE.casefold() and len(parts) == 1:
             raise _invalid(
                 'path: SKILL.md is written by "create" and changed by "patch", which check '
                 "that it still loads"
             )
         _size("content", op.content)
         _scan(scanner, op.content, "content")
+
+
+def same_frontmatter(old: str, new: str, name: str, scanner: Scanner) -> None:
+    """Refuse a patch of SKILL.md that changes its frontmatter beyond the description, and
+    judge a new description as `create` does: it enters every later system prompt, and
+    another key (`allowed-tools`, say) could widen what other runtimes let the skill do.
+    """
+    shown = Path(SKILLS_DIR, name, SKILL_FILE)
+    before = split_frontmatter(old, path=shown).data
+    after = split_frontmatter(new, path=shown).data
+    changed = sorted(
+        k for k in set(before) | set(after) if k != "description" and before.get(k) != after.get(k)
+    )
+    if changed:
+        raise _invalid(
+            f"text: a patch changes a skill's description and steps, never the other keys of "
+            f"its frontmatter ({', '.join(changed)})"
+        )
+    description = after.get("description")
+    if description != before.get("description") and isinstance(description, str):
+        _scan(scanner, description, "description", note=True)
 
 
 def _size(field: str, text: str) -> None:

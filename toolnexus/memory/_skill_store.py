@@ -46,8 +46,8 @@ from ._skill_edit import (
     SkillOp,
     check_op,
     new_skill_text,
-    parts_of,
     patched,
+    same_frontmatter,
     valid_skill_text,
 )
 
@@ -55,6 +55,11 @@ __all__ = ["LOADS_NEXT", "SkillChange", "SkillOp", "SkillStore", "held_op", "ski
 
 LOADS_NEXT = (
     "Saved now, loads next session: this session's system prompt and skill list do not change."
+)
+#: What a change to a skill already listed says: the skill tool reads its files when called.
+SERVED_NOW = (
+    "Saved now: the skill tool serves the new text from now on; the system prompt's list of "
+    "skills (names and descriptions) changes from the next session."
 )
 
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -166,7 +171,9 @@ class SkillStore:
             old = read(op.file)
             if old is None:
                 raise MemoryEditError(
-                    f"not found: no file {op.file!r} in skill {name!r}", kind="not_found"
+                    f"not found: no file {op.file!r} in skill {name!r} (write_file creates "
+                    f"one). {NOTHING}",
+                    kind="not_found",
                 )
             try:
                 text = decode(old, shown)
@@ -179,6 +186,7 @@ class SkillStore:
             new = patched(text, op, self.scanner, shown=shown)
             if op.file == SKILL_FILE:
                 valid_skill_text(new, name)
+                same_frontmatter(text, new, name, self.scanner)
             return {op.file: new.encode()}, f"patched {shown}"
 
         message = self._change(
@@ -187,10 +195,10 @@ class SkillStore:
             plan,
             source=source,
             cancel=cancel,
-            create=op.action in ("create", "write_file"),
+            create=op.action == "create",
             remove=op.action == "remove",
         )
-        return f"{message}. {LOADS_NEXT}"
+        return f"{message}. {LOADS_NEXT if op.action in ('create', 'remove') else SERVED_NOW}"
 
     def hold(self, op: SkillOp, *, source: str, why: str) -> str:
         """Hold a change for a person's review instead of applying it (the same checks
@@ -326,39 +334,56 @@ class SkillStore:
     ) -> str:
         """Run `plan` on the skill's files as read under its lock, write what it returns
         (each file atomically), and record it; the plan's message, and a note when the
-        history could not record it."""
+        history could not record it. `create`: make the skill's folder when missing."""
         made: list[str] = []  # folders this change created: gone again if it fails
         try:
-            with _opened(self.dir, (SKILLS_DIR,), create=create, made=made) as skills:
+            with _opened(self.dir, create=create, made=made) as skills:
                 if skills is None:
                     raise _no_skill(self.dir, name)
                 folder = Folder(os.path.join(self.dir, SKILLS_DIR), skills)
-                # The skill's folder first: a missing or linked one is refused with no lock made.
-                with _opened_at(skills, folder.path, (name,), create, made) as root:
-                    if root is None:
-                        raise _no_skill(self.dir, name)
-                    with locked(folder, name, cancel=cancel) as lock:
-                        if not _still_at(root, skills, name):  # removed while we waited
+                # The skill's folder first: a missing or linked one is refused with no lock
+                # made. A folder removed while we waited for its lock is opened again.
+                for _ in range(3):
+                    with _opened_at(skills, SKILLS_DIR, folder.path, (name,), create, made) as root:
+                        if root is None:
                             raise _no_skill(self.dir, name)
-                        skill = _SkillFolder(root, os.path.join(folder.path, name), name)
-                        message, gone = self._locked(skill, plan, lock, remove=remove, made=made)
-                        note = self._record(name, action, skill.changed, source)
-                if gone:  # the skill's folder goes with its last file
-                    with suppress(OSError):
-                        os.rmdir(name, dir_fd=skills)
-                made.clear()  # in place: the folders stay
+                        with locked(folder, name, cancel=cancel) as lock:
+                            if not _still_at(root, skills, name):
+                                continue
+                            skill = _SkillFolder(root, os.path.join(folder.path, name), name)
+                            message, note, gone = self._locked(
+                                skill,
+                                plan,
+                                lock,
+                                action=action,
+                                source=source,
+                                remove=remove,
+                                made=made,
+                            )
+                            if gone:  # the skill's folder goes with its last file, locked
+                                with suppress(OSError):
+                                    os.rmdir(name, dir_fd=skills)
+                            made.clear()  # in place: the folders stay
+                            return message + note
+                raise _no_skill(self.dir, name)
         except WriteCancelled:
             raise MemoryEditError(
                 f"cancelled: the call was given up before anything was written. {NOTHING}",
                 kind="cancelled",
             ) from None
-        except (LockIsLink, LockLost, ReadOnlyFile, SwapConflict, HomeFileError) as exc:
+        except ReadOnlyFile as exc:
+            raise MemoryEditError(
+                f"cannot write skill {name!r}: {exc.filename} is {exc.strerror}: "
+                f"a person marked it so, and it is never replaced or deleted. {NOTHING}",
+                kind="io",
+            ) from None
+        except (LockIsLink, LockLost, SwapConflict, HomeFileError) as exc:
             raise MemoryEditError(
                 f"cannot write skill {name!r}: {exc}. {NOTHING}", kind="io"
             ) from None
         except OSError as exc:
             raise MemoryEditError(
-                f"cannot write skill {name!r}: {_why(exc)}. {NOTHING}", kind="io"
+                f"cannot write skill {name!r}: {_why(exc, self.dir)}. {NOTHING}", kind="io"
             ) from None
         finally:
             if made and made[0] == os.path.join(self.dir, SKILLS_DIR):
@@ -367,37 +392,60 @@ class SkillStore:
             for path in reversed(made):  # folders made for a change that did not happen
                 with suppress(OSError):
                     os.rmdir(path)
-        return message + note
 
     def _locked(
-        self, skill: _SkillFolder, plan: Plan, lock: Lock, *, remove: bool, made: list[str]
-    ) -> tuple[str, bool]:
-        """The change itself, under the skill's lock: the plan's message, and whether the
-        skill's folder is left empty (it was removed, or an undo took its SKILL.md)."""
+        self,
+        skill: _SkillFolder,
+        plan: Plan,
+        lock: Lock,
+        *,
+        action: str,
+        source: str,
+        remove: bool,
+        made: list[str],
+    ) -> tuple[str, str, bool]:
+        """The change itself, under the skill's lock: the plan's message, the history's
+        note, and whether the skill's folder is left empty (to be removed)."""
         wanted, message = plan(skill.read)
+        on_disk = skill.every_file(refuse_special=remove)
         if remove:
-            wanted = dict.fromkeys(skill.every_file())
-        elif SKILL_FILE in wanted and wanted[SKILL_FILE] is None:
-            # An undo of a create: only when nothing else stays behind.
-            left = set(skill.every_file()) - set(wanted)
-            if left:
-                raise HistoryError(
-                    f"cannot take away {SKILLS_DIR}/{skill.name}/{SKILL_FILE}: "
-                    f"{sorted(left)[0]} and other files stay beside it; undo the later "
-                    "changes first, or remove the skill",
-                    kind="conflict",
-                )
-            remove = True
+            wanted = dict.fromkeys(on_disk)
+        left = (set(on_disk) | {p for p, d in wanted.items() if d is not None}) - {
+            p for p, d in wanted.items() if d is None
+        }
+        if SKILL_FILE not in left and left:
+            # An undo or restore that would leave files with no SKILL.md: no skill at all.
+            raise HistoryError(
+                f"cannot leave {SKILLS_DIR}/{skill.name}/ without its {SKILL_FILE}: "
+                f"{sorted(left)[0]} and other files would stay; undo the later changes "
+                "first, or remove the skill",
+                kind="conflict",
+            )
         skill.check_room(wanted)
         old = {path: skill.read(path) for path in wanted}
+        skill.check_writable(wanted)
         self._outside_edits(skill)
-        for path, data in wanted.items():
-            skill.put(path, data, lock=lock, fsync=self.fsync, made=made)
-            if old[path] != data:
-                skill.changed.append((path, old[path], data))
-        if remove:
+        try:
+            for path, data in wanted.items():
+                skill.put(path, data, lock=lock, fsync=self.fsync, made=made)
+                if old[path] != data:
+                    skill.changed.append((path, old[path], data))
+        except BaseException as exc:
+            if not skill.changed:
+                raise
+            # Some files changed before the failure: said, and recorded, never hidden.
+            note = self._record(skill.name, action, skill.changed, f"{source} (unfinished)")
+            done = ", ".join(p for p, _, _ in skill.changed)
+            raise MemoryEditError(
+                f"cannot finish the change to skill {skill.name!r}: {exc}; {done} changed "
+                "before it stopped, recorded in the history (`toolnexus skills HOME undo` "
+                f"puts them back){note}",
+                kind="io",
+            ) from None
+        if not left:
             skill.remove_folders()
-        return message, remove
+        note = self._record(skill.name, action, skill.changed, source)
+        return message, note, not left
 
     def _outside_edits(self, skill: _SkillFolder) -> None:
         """Record as an `outside-edit` each file of the skill a person changed since its
@@ -442,16 +490,25 @@ class SkillStore:
 # -- folders, opened without following links ------------------------------------------------
 
 
-def _why(exc: OSError) -> str:
-    where = f"{exc.filename}: " if exc.filename else ""
+def _why(exc: OSError, home: Path) -> str:
+    where = f"{_relative(exc.filename, home)}: " if exc.filename else ""
     return f"{where}{exc.strerror or exc}"
+
+
+def _relative(path: object, home: Path) -> str:
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
+    return os.path.relpath(text, home) if os.path.isabs(text) else text
 
 
 def _no_skill(home: Path, name: str) -> MemoryEditError:
     folder = home / SKILLS_DIR
     try:
         with os.scandir(folder) as it:
-            have = sorted(e.name for e in it if e.is_dir() and not e.name.startswith("."))
+            have = sorted(
+                e.name
+                for e in it
+                if not e.name.startswith(".") and os.path.isfile(os.path.join(e.path, SKILL_FILE))
+            )
     except OSError:
         have = []
     listed = ", ".join(have) if have else "none yet: create one"
@@ -474,22 +531,27 @@ def _open_dir(parent: int, part: str, shown: str) -> int:
     try:
         return os.open(part, _DIR | _NOFOLLOW, dir_fd=parent)
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        try:
+            link = stat.S_ISLNK(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode)
+        except OSError:
+            link = exc.errno == errno.ELOOP
+        if link:
             raise HomeFileError(
-                f"{shown} is a link or not a folder: a skill write follows no links",
-                path=shown,
-                reason="link_out",
+                f"{shown} is a link: a skill write follows no links", path=shown, reason="link_out"
             ) from None
-        raise
+        raise HomeFileError(
+            f"{shown} is a file, not a folder", path=shown, reason="special"
+        ) from None
 
 
 @contextmanager
-def _opened(
-    home: Path, parts: tuple[str, ...], *, create: bool, made: list[str]
-) -> Iterator[int | None]:
+def _opened(home: Path, *, create: bool, made: list[str]) -> Iterator[int | None]:
+    """The home's `skills/` folder (made when `create`); None when it is missing."""
     fd = os.open(home, _DIR)
     try:
-        with _opened_at(fd, str(home), parts, create, made) as inner:
+        with _opened_at(fd, "", str(home), (SKILLS_DIR,), create, made) as inner:
             yield inner
     finally:
         os.close(fd)
@@ -497,15 +559,17 @@ def _opened(
 
 @contextmanager
 def _opened_at(
-    fd: int, path: str, parts: tuple[str, ...], create: bool, made: list[str]
+    fd: int, shown: str, path: str, parts: tuple[str, ...], create: bool, made: list[str]
 ) -> Iterator[int | None]:
-    """The folder `parts` below the open folder `fd`, made when `create` (each made folder's
-    path goes to `made`); None when it is missing and not `create`."""
+    """The folder `parts` below the open folder `fd` (`shown` as messages name it, `path`
+    on disk), made when `create` (each made folder's path goes to `made`); None when it is
+    missing and not `create`. Every step is opened without following a link."""
     opened: list[int] = []
     try:
         current = fd
         for part in parts:
             path = os.path.join(path, part)
+            shown = f"{shown}/{part}" if shown else part
             if create:
                 try:
                     os.mkdir(part, 0o755, dir_fd=current)
@@ -513,7 +577,7 @@ def _opened_at(
                 except FileExistsError:
                     pass
             try:
-                current = _open_dir(current, part, path)
+                current = _open_dir(current, part, shown)
             except FileNotFoundError:
                 yield None
                 return
@@ -525,7 +589,11 @@ def _opened_at(
 
 
 class _SkillFolder:
-    """One skill's open folder: its files read, replaced and deleted through descriptors."""
+    """One skill's open folder: its files read, replaced and deleted through descriptors.
+
+    Paths here are the tool's own (checked by `parts_of` when a model gave them) or found
+    on disk: they are split on `/`, never checked again, and never followed through a link.
+    """
 
     def __init__(self, fd: int, path: str, name: str) -> None:
         self.fd, self.path, self.name = fd, path, name
@@ -540,15 +608,16 @@ class _SkillFolder:
         """A file's bytes now (None: no file); refused when not a regular file or a link."""
         if rel in self._read:
             return self._read[rel]
-        parts = parts_of(rel) if rel != SKILL_FILE else (SKILL_FILE,)
-        with _opened_at(self.fd, self.path, parts[:-1], False, []) as folder:
-            if folder is None:
-                data = None
-            else:
+        parts = tuple(rel.split("/"))
+        data = None
+        with _opened_at(
+            self.fd, self.shown("").rstrip("/"), self.path, parts[:-1], False, []
+        ) as folder:
+            if folder is not None:
                 try:
                     fd = os.open(parts[-1], READ_FLAGS | _NOFOLLOW, dir_fd=folder)
                 except FileNotFoundError:
-                    data = None
+                    fd = -1
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:
                         raise HomeFileError(
@@ -557,7 +626,7 @@ class _SkillFolder:
                             reason="link_out",
                         ) from None
                     raise
-                else:
+                if fd >= 0:
                     try:
                         data = read_fd(fd, self.shown(rel), FILE_CAP)[0]
                     finally:
@@ -565,39 +634,48 @@ class _SkillFolder:
         self._read[rel] = data
         return data
 
-    def _entries(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Every entry below the folder (not following links): its path and lstat."""
-        stack: list[tuple[str, int, bool]] = [("", self.fd, False)]
-        while stack:
-            prefix, fd, own = stack.pop()
-            try:
-                with os.scandir(fd) as it:
-                    listed = [(e.name, e.stat(follow_symlinks=False)) for e in it]
-                for entry, st in listed:
-                    rel = f"{prefix}{entry}"
-                    yield rel, st
-                    if stat.S_ISDIR(st.st_mode):
-                        stack.append((rel + "/", _open_dir(fd, entry, self.shown(rel)), True))
-            finally:
-                if own:
+    def _entries(self) -> list[tuple[str, os.stat_result]]:
+        """Every entry below the folder (not following links): its path and lstat, folders
+        before what they hold."""
+        found: list[tuple[str, os.stat_result]] = []
+        stack: list[tuple[str, int]] = []
+        try:
+            stack.append(("", os.dup(self.fd)))
+            while stack:
+                prefix, fd = stack.pop()
+                try:
+                    with os.scandir(fd) as it:
+                        listed = [(e.name, e.stat(follow_symlinks=False)) for e in it]
+                    for entry, st in listed:
+                        rel = f"{prefix}{entry}"
+                        found.append((rel, st))
+                        if stat.S_ISDIR(st.st_mode):
+                            stack.append((rel + "/", _open_dir(fd, entry, self.shown(rel))))
+                finally:
                     os.close(fd)
+        finally:
+            for _, fd in stack:  # a walk that stopped early leaks no descriptor
+                os.close(fd)
+        return found
 
-    def every_file(self) -> dict[str, bytes | None]:
-        """Every file of the skill (to remove it); refused when it holds a link or a FIFO,
-        which a person removes by hand."""
-        found: dict[str, bytes | None] = {}
+    def every_file(self, *, refuse_special: bool) -> list[str]:
+        """Every file of the skill; with `refuse_special`, refused when it holds a link or a
+        FIFO (which a person removes by hand), else those are left out."""
+        files = []
         for rel, st in self._entries():
             if stat.S_ISDIR(st.st_mode):
                 continue
             if not stat.S_ISREG(st.st_mode):
-                raise HomeFileError(
-                    f"{self.shown(rel)} is not a regular file (a link, pipe or device): a "
-                    "person removes this skill by hand",
-                    path=self.shown(rel),
-                    reason="special",
-                )
-            found[rel] = None
-        return found
+                if refuse_special:
+                    raise HomeFileError(
+                        f"{self.shown(rel)} is not a regular file (a link, pipe or device): a "
+                        "person removes this skill by hand",
+                        path=self.shown(rel),
+                        reason="special",
+                    )
+                continue
+            files.append(rel)
+        return files
 
     def check_room(self, wanted: Mapping[str, bytes | None]) -> None:
         """Refuse a change after which the skill would hold too many files or bytes."""
@@ -621,25 +699,38 @@ class _SkillFolder:
                 kind="full",
             )
 
+    def check_writable(self, wanted: Mapping[str, bytes | None]) -> None:
+        """Refuse, before any file changes, a change one of whose files could not be
+        written: a file without write permission is a person's choice, never replaced or
+        deleted."""
+        for rel, data in wanted.items():
+            old = self._read.get(rel)
+            if old is None or old == data:  # a new file, or no change: nothing to protect
+                continue
+            st = os.stat(rel, dir_fd=self.fd, follow_symlinks=False)
+            if not st.st_mode & 0o222:
+                raise ReadOnlyFile(
+                    errno.EACCES,
+                    f"read-only (mode {stat.S_IMODE(st.st_mode):04o})",
+                    self.shown(rel),
+                )
+
     def put(
         self, rel: str, data: bytes | None, *, lock: Lock, fsync: bool, made: list[str]
     ) -> None:
         """Replace (or with None delete) one file, atomically."""
-        parts = parts_of(rel) if rel != SKILL_FILE else (SKILL_FILE,)
+        parts = tuple(rel.split("/"))
         expected = self._read.get(rel)
-        with _opened_at(self.fd, self.path, parts[:-1], data is not None, made) as folder_fd:
+        base = self.shown("").rstrip("/")
+        with _opened_at(self.fd, base, self.path, parts[:-1], data is not None, made) as folder_fd:
             if folder_fd is None:
                 return  # deleting a file whose folder is gone: nothing to do
-            folder = Folder(os.path.join(self.path, *parts[:-1]), folder_fd)
             if data is None:
                 with suppress(FileNotFoundError):
                     os.unlink(parts[-1], dir_fd=folder_fd)
-                for depth in range(len(parts) - 1, 0, -1):  # folders it leaves empty go too
-                    try:
-                        os.rmdir("/".join(parts[:depth]), dir_fd=self.fd)
-                    except OSError:
-                        break
+                self._prune(parts[:-1])
                 return
+            folder = Folder(os.path.join(self.path, *parts[:-1]), folder_fd)
 
             def apply(found: bytes | None) -> bytes:
                 if found != expected:
@@ -660,12 +751,24 @@ class _SkillFolder:
                 fsync=fsync,
             )
 
+    def _prune(self, folders: tuple[str, ...]) -> None:
+        """Remove the folders on `folders`' path that are left empty, deepest first, each
+        through its parent's descriptor."""
+        base = self.shown("").rstrip("/")
+        for depth in range(len(folders), 0, -1):
+            with _opened_at(self.fd, base, self.path, folders[: depth - 1], False, []) as parent:
+                if parent is None:
+                    continue
+                try:
+                    os.rmdir(folders[depth - 1], dir_fd=parent)
+                except OSError:
+                    return  # not empty: nor are the folders above it
+
     def remove_folders(self) -> None:
         """Remove the skill's emptied folders, deepest first."""
         folders = [rel for rel, st in self._entries() if stat.S_ISDIR(st.st_mode)]
         for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
-            with suppress(OSError):
-                os.rmdir(rel, dir_fd=self.fd)
+            self._prune(tuple(rel.split("/")))
 
 
 @contextmanager
