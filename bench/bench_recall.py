@@ -69,7 +69,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from toolnexus.conversations import Conversations, Hit  # noqa: E402
-from toolnexus.store.folder._search import fts_queries  # noqa: E402
+from toolnexus.conversations._query import parse_query  # noqa: E402
+from toolnexus.store.folder._search import fts_query  # noqa: E402
 
 T = TypeVar("T")
 
@@ -354,17 +355,16 @@ def hit_rank(hits: Sequence[Hit], session: str) -> tuple[int | None, bool]:
 
 
 def fts_matches(home: Path, query: str) -> int:
-    """How many messages FTS matches for `query` as recall runs it (all words, else any)."""
-    queries = fts_queries(query)
-    assert queries is not None
+    """How many messages hold any of the words recall looks for in `query`."""
+    asked = parse_query(query)
+    forms = [form for group in asked.groups for form in group.forms]
+    found = fts_query(forms)
+    if found is None:
+        return 0
     conn = sqlite3.connect(home / ".toolnexus" / "state.db")
     try:
-        for q in queries:
-            sql = "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?"
-            count = int(conn.execute(sql, (q,)).fetchone()[0])
-            if count:
-                return count
-        return 0
+        sql = "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?"
+        return int(conn.execute(sql, (found,)).fetchone()[0])
     finally:
         conn.close()
 

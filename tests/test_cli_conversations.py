@@ -24,7 +24,7 @@ KEY = {"OPENAI_API_KEY": "test-key"}
 MODEL = "loopback-model"
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 LIST_LINE = re.compile(r"^([0-9a-f]{12})  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  +(\d+) messages?  (.*)$")
-HIT_FIELDS = ["kind", "session", "time", "role", "snippet", "change", "withheld"]
+HIT_FIELDS = ["kind", "session", "time", "role", "snippet", "change", "withheld", "window"]
 
 
 @pytest.fixture
@@ -380,7 +380,8 @@ def test_recall_finds_planted_words_in_conversations_and_memory(home: Path) -> N
     head, *hits = text.splitlines()
     assert head == "3 hits for 'quokka', best first:"
     when = r"\d{4}-\d\d-\d\d \d\d:\d\d"
-    shown = [re.sub(rf"^\d\. |(?<= · ){when}|(?<=change )\d+", "", h) for h in hits]
+    heads = [h for h in hits if not h.startswith("   ")]  # the turns around each follow it
+    shown = [re.sub(rf"^\d\. |(?<= · ){when}|(?<=change )\d+", "", h) for h in heads]
     assert sorted(shown) == sorted(
         [
             f"[user ·  · session {id}] Where do quokka colonies live?",
@@ -408,17 +409,18 @@ def test_recall_finds_planted_words_in_conversations_and_memory(home: Path) -> N
     assert isinstance(memory["change"], int)
     assert memory["snippet"] == "quokka census is in March"
 
-    # Every word must match; when no message has them all, any will do.
-    def snippets(*query: str) -> list[str]:
-        out = ok("recall", home, *query, "--json").splitlines()
-        return sorted(json.loads(line)["snippet"] for line in out)
+    # Every message holding any of the words is ranked; the one holding most comes first,
+    # and a neighbouring hit is merged into its window.
+    def found(*query: str) -> list[dict[str, object]]:
+        return [json.loads(line) for line in ok("recall", home, *query, "--json").splitlines()]
 
-    assert snippets("colonies", "QUOKKA") == ["Where do quokka colonies live?"]
-    assert snippets("colonies", "rottnest") == [
-        "On Rottnest Island, mostly.",
+    assert found("colonies", "QUOKKA")[0]["snippet"] == "Where do quokka colonies live?"
+    [both] = found("colonies", "rottnest")
+    assert [t["text"] for t in both["window"] if t["hit"]][:2] == [  # type: ignore[attr-defined]
         "Where do quokka colonies live?",
+        "On Rottnest Island, mostly.",
     ]
-    assert snippets("island*") == ["On Rottnest Island, mostly."]
+    assert found("island*")[0]["snippet"] == "On Rottnest Island, mostly."
     limited = ok("recall", home, "quokka", "--json", "--limit", "1").splitlines()
     assert len(limited) == 1
 

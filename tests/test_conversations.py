@@ -378,8 +378,9 @@ def test_recall_finds_messages_and_memory_changes(home: Path) -> None:
     conversations = Conversations(home)
     hits = conversations.recall("staging quokka")
     kinds = {(h.kind, h.role) for h in hits}
-    assert ("conversation", "user") in kinds
     assert ("memory", "memory self add") in kinds
+    [said] = [h for h in hits if h.kind == "conversation"]  # the turns next to it, merged
+    assert "user" in [t.role for t in said.window if t.hit]
     memory_hit = next(h for h in hits if h.kind == "memory")
     assert memory_hit.change is not None
     assert memory_hit.session is not None
@@ -401,7 +402,7 @@ def test_recall_ranks_the_best_match_first_and_keeps_to_the_limit(home: Path) ->
         [{"role": "user", "content": "rollback plan: deploy the rollback, then verify rollback"}]
     )
     hits = conversations.recall("rollback deploy", limit=3)
-    assert len(hits) == 1
+    assert len(hits) == 3  # not every word in every message: the list still fills
     assert "rollback plan" in hits[0].snippet
     hits = conversations.recall("deploy", limit=3)
     assert len(hits) == 3
@@ -653,7 +654,8 @@ def test_a_one_letter_prefix_is_a_word_and_stop_words_give_way(home: Path) -> No
     conversations.import_messages([{"role": "user", "content": "what is the time"}])
     [hit] = conversations.recall("what is the wombat")
     assert "wombats" in hit.snippet
-    assert len(conversations.recall("what is the")) == 1  # only stop words: all of them
+    # Only stop words: all of them are searched, and the message holding them all wins.
+    assert conversations.recall("what is the")[0].snippet == "what is the time"
 
 
 def test_saving_waits_for_a_busy_database_without_stalling_the_event_loop(home: Path) -> None:

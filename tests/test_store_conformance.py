@@ -238,11 +238,26 @@ def test_a_saved_conversation_is_listed_read_searched_and_removed(store: Store) 
         record("it is green").data,
     ]
     assert talk.has_any()
-    hits = talk.search("kayak Drift", limit=5)
-    assert [h.text for h in hits if h.kind == "message"] == ["the kayak is named Drift"]
-    # Not every word matches: the list still fills with what does.
-    assert [h.text for h in talk.search("green submarine", limit=5)] == ["it is green"]
-    assert talk.search("?!", limit=5) == []  # nothing to search for is no error
+    # What recall ranks: the messages holding a form, how many, and the lines around them.
+    count, found = talk.matching(["kayak", "boat"], cap=10)
+    assert (count, [(m.session, m.seq) for m in found]) == (1, [("s1", 1)])
+    assert found[0].chars == len("the kayak is named Drift")
+    assert talk.matching(["drif*"], cap=10)[0] == 1  # a prefix
+    assert talk.matching(["named drift"], cap=10)[0] == 1  # words in order
+    assert talk.matching(["drift named"], cap=10)[0] == 0
+    count, found = talk.matching(["kayak", "green"], cap=1)
+    assert (count, len(found)) == (2, 1)  # the count, whatever the cap
+    assert (found[0].session, found[0].seq) == ("s1", 2)  # the newest
+    assert talk.matching(["?!", ""], cap=10) == (0, [])  # nothing to search for is no error
+    assert talk.matching(["kayak"], cap=10, exclude="s1") == (0, [])
+    lines = talk.lines([("s1", 2), ("s1", 1), ("s1", 3), ("nope", 1)])
+    assert [(k, v.text, v.role) for k, v in sorted(lines.items())] == [
+        (("s1", 1), "the kayak is named Drift", "user"),
+        (("s1", 2), "it is green", "user"),
+    ]
+    total, mean = talk.corpus()
+    assert total == 2
+    assert mean == pytest.approx((24 + 11) / 2)
     assert talk.sessions_holding(["named drift"]) == ["s1"]
     assert talk.remove("s1") == 2
     assert talk.sessions() == []
@@ -252,9 +267,11 @@ def test_a_memory_change_is_found_by_search_too(store: Store) -> None:
     write(store, "the staging cluster is quokkaberry")
     talk = store.talk(create=True)
     assert talk is not None
-    [hit] = talk.search("quokkaberry", limit=5)
+    count, [hit] = talk.history_matching(["quokkaberry"], cap=5)
+    assert count == 1
     assert hit.kind == "memory"
     assert hit.role == "memory self add"
+    assert "the staging cluster is quokkaberry" in hit.text
 
 
 # -- copying and watching ----------------------------------------------------------------

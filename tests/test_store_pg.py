@@ -291,6 +291,49 @@ def test_conversations_and_recall_live_in_the_database(tmp_path: Path, pg_dsn: s
     assert Conversations(a).list() == []
 
 
+def test_the_database_ranks_recall_as_the_folder_does(tmp_path: Path, pg_dsn: str) -> None:
+    """One ranking over both stores: the same conversations give the same hits in order
+    (their stemmers differ a little: English words that both stem alike here)."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "IDENTITY.md").write_text("---\nname: Ada\n---\nYou are Ada.\n", encoding="utf-8")
+    database = make_home(tmp_path / "db", pg_dsn)
+    chats = [
+        [
+            {"role": "user", "name": "Caroline", "content": "I went to a support group yesterday."},
+            {"role": "assistant", "name": "Melanie", "content": "That sounds powerful."},
+            {"role": "user", "name": "Caroline", "content": "It was, the group met downtown."},
+        ],
+        [
+            {"role": "user", "name": "Melanie", "content": "My kids painted the fence."}
+            | {"timestamp": "2023-05-08T10:00:00Z"},
+            {"role": "assistant", "name": "Caroline", "content": "Lovely colours on the fence!"}
+            | {"timestamp": "2023-05-08T10:01:00Z"},
+        ],
+        [
+            {"role": "user", "content": "Which restaurant for Friday?"},
+            {"role": "assistant", "content": "Luigi's, at seven."},
+        ],
+    ]  # fmt: skip
+    for home in (folder, database):
+        for chat in chats:
+            Conversations(home).import_messages(chat)
+
+    def ranked(home: Path, query: str) -> list[list[tuple[str, bool]]]:
+        hits = Conversations(home).recall(query, limit=5)
+        return [[(t.text, t.hit) for t in hit.window] for hit in hits]
+
+    for query in (
+        "When did Caroline go to the support group?",
+        "painted fence in May 2023",
+        "restaurant Friday",
+        '"support group"',
+        "colo*",
+    ):
+        assert ranked(folder, query) == ranked(database, query), query
+        assert ranked(folder, query), query
+
+
 # -- push, pull, migrate ------------------------------------------------------------------
 
 

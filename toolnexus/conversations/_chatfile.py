@@ -13,6 +13,7 @@ import json
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import ConversationError, HomeFileError
@@ -168,6 +169,53 @@ def _arguments_too_deep(value: object) -> bool:
     return False
 
 
+#: The keys a chat file may give a message's time under (the first found is used).
+TIME_KEYS = ("timestamp", "time", "created_at")
+
+
+def message_time(value: Mapping[str, Any]) -> str | None:
+    """When a message was said, if it says (`timestamp`, `time` or `created_at`: ISO 8601
+    text, UTC unless it gives an offset, or seconds since 1970), as the store keeps times."""
+    for key in TIME_KEYS:
+        given = value.get(key)
+        if given is None:
+            continue
+        if isinstance(given, bool):
+            return None
+        if isinstance(given, (int, float)):
+            seconds = given / 1000 if given > 1e11 else given  # milliseconds, as JavaScript
+            moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+        elif isinstance(given, str):
+            moment = datetime.fromisoformat(given.strip().replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+        else:
+            return None
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return None
+
+
+def _time_problem(value: object) -> str | None:
+    """Why a message's own time cannot be read (None: it can, or it gives none)."""
+    if not isinstance(value, dict):
+        return None
+    for key in TIME_KEYS:
+        given = value.get(key)
+        if given is None:
+            continue
+        try:
+            if isinstance(given, bool) or not isinstance(given, (int, float, str)):
+                raise TypeError
+            message_time({key: given})
+        except (TypeError, ValueError, OverflowError, OSError):
+            return (
+                f"{key}: expected a time (ISO 8601 text such as 2023-05-08T13:56:00Z, or "
+                f"seconds since 1970), got {str(given)[:40]!r}"
+            )
+        return None
+    return None
+
+
 def _lines(text: str) -> Iterator[str]:
     """The lines of `text`, one at a time (a file of millions of lines is never split into
     a list): they end at \n alone (and \r\n); U+2028 and friends are text in a JSON string."""
@@ -210,7 +258,7 @@ def read_chat_lines(path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
         if _too_deep(value) or _arguments_too_deep(value):
             problem(f"{shown}:{n}: nested deeper than {MAX_NESTING} levels")
             continue
-        why = chat_problem(value)
+        why = chat_problem(value) or _time_problem(value)
         if why is not None:
             problem(f"{shown}:{n}: {why}")
         values.append((line, value))
@@ -238,6 +286,7 @@ def imported(
             name="",
             data=data,
             text=chat_text(value) if value["role"] not in ("system", "developer") else "",
+            time=message_time(value),
         )
         for value, data in zip(messages, datas, strict=True)
     ]

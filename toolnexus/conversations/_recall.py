@@ -19,12 +19,17 @@ from ._saved import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, Conversations, Hit
 __all__ = ["RecallArgs", "format_hits", "recall_tool"]
 
 
+#: The most characters of one turn around a hit that the tool shows.
+TURN_CHARS = 300
+
+
 def format_hits(query: str, hits: Sequence[Hit]) -> str:
-    """Hits as the recall tool and the command line show them, one per line."""
+    """Hits as the recall tool and the command line show them: each with its time,
+    conversation and role, the part of the message that matched, and the turns around it."""
     if not hits:
         return (
             f"nothing found for {query!r} in past conversations or the memory history; "
-            "try other words, or fewer"
+            "try other words"
         )
     lines = [f"{len(hits)} hit{'s' if len(hits) != 1 else ''} for {query!r}, best first:"]
     for n, hit in enumerate(hits, start=1):
@@ -33,23 +38,40 @@ def format_hits(query: str, hits: Sequence[Hit]) -> str:
             where.append(f"session {hit.session}")
         if hit.change is not None:
             where.append(f"change {hit.change}")
-        head = f"{n}. [{hit.role} · {' · '.join(where)}]"
+        own = next((t for t in hit.window if t.seq == hit.seq), None)
+        who = f" · {own.name}" if own is not None and own.name else ""
+        head = f"{n}. [{hit.role}{who} · {' · '.join(where)}]"
         if hit.withheld:
             lines.append(
                 f"{head} (withheld: the text did not pass the memory scanner: {hit.withheld})"
             )
         else:
             lines.append(f"{head} {hit.snippet}")
+        for turn in hit.window:
+            if turn.seq == hit.seq:
+                continue
+            mark = (
+                "also found" if turn.hit else ("before" if turn.seq < (hit.seq or 0) else "after")
+            )
+            speaker = f" · {turn.name}" if turn.name else ""
+            text = " ".join(turn.text.split())
+            if len(text) > TURN_CHARS:
+                text = text[: TURN_CHARS - 1] + "…"
+            lines.append(f"   {mark}: [{turn.role}{speaker}] {text}")
     return "\n".join(lines)
 
 
 RECALL_DESCRIPTION = (
     "Search what you have lived: your past conversations with the user and every change "
-    "to your memory files (MEMORY.md, USER.md). Use it when the user refers to something "
-    "earlier that your notes do not hold, or to find when and how you learned something. "
-    "Give a few distinctive words (all must match, else any; end a word with * to match "
-    "its beginning). Each hit gives the time, the conversation and a snippet, best first. "
-    "The current conversation is not searched: you already have it."
+    "to your memory files (MEMORY.md, USER.md; the files themselves are in your system "
+    "prompt, so they are not searched). Use it when the user refers to something earlier "
+    "that your notes do not hold, or to find when and how you learned something. Ask in "
+    "plain words, even a whole question: every message holding any of the telling words "
+    'is ranked, with the turns around it; a quoted "phrase" is found as one, a word '
+    'ending in * matches its beginning, and a date or time phrase ("in May", '
+    '"2023-05-07", "last week") favours what was said then. Each hit gives the time, '
+    "the conversation, the speaker, what matched and the turns before and after it, best "
+    "first. The current conversation is not searched: you already have it."
 )
 
 

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -26,8 +27,10 @@ from ..models._chat import chat_problem, from_chat
 from ..scanner._scanner import DEFAULT
 from ..store._config import configured_store
 from ..store._protocol import Talk
-from ..store._sessions import Found, Imported, Meta
+from ..store._sessions import Found, Imported, Line, Meta
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
+from ._query import RecallQuery, parse_query
+from ._rank import MATCH_CAP, Ranked, rank_history, rank_messages, snippet_of
 
 __all__ = [
     "DEFAULT_RECALL_LIMIT",
@@ -35,6 +38,7 @@ __all__ = [
     "Hit",
     "SavedSession",
     "Transcript",
+    "Turn",
     "read_chat_file",
 ]
 
@@ -42,6 +46,12 @@ __all__ = [
 DEFAULT_RECALL_LIMIT = 5
 #: The most hits one recall returns.
 MAX_RECALL_LIMIT = 50
+#: The most turns one recall hit spans when neighbouring hits are merged into it.
+MERGED_SPAN = 5
+#: A neighbour is merged into a hit (marked found) when it scores at least this share of
+#: the hit, and ranks within the first `limit` × MERGE_LOOK messages.
+MERGE_SCORE = 0.5
+MERGE_LOOK = 3
 #: Messages saved per transaction by a large import.
 _IMPORT_CHUNK = 20_000
 
@@ -100,6 +110,21 @@ class SavedSession:
 
 
 @dataclass(frozen=True, slots=True)
+class Turn:
+    """A message around a recall hit: its place in the conversation (`seq`), time, role,
+    speaker (`name`, when the chat named one) and text; `hit`: it is one the query found
+    (hits next to each other are merged into one window). Text the memory scanner holds
+    back is replaced by why."""
+
+    seq: int
+    time: str
+    role: str
+    name: str
+    text: str
+    hit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One thing recall found, best first.
 
@@ -107,7 +132,9 @@ class Hit:
     `tool`) or `memory` (a change to a memory file; `role` is `memory <target>
     <action>` and `change` its id in the history). `session` is the conversation
     it happened in, when known. `withheld` is why the memory scanner kept the
-    snippet back (then `snippet` is empty), or None.
+    snippet back (then `snippet` is empty), or None. `window` holds a
+    conversation hit's message with the turn before and after it (and any
+    neighbouring hit merged into it); `seq` is the message's place.
     """
 
     kind: Literal["conversation", "memory"]
@@ -117,10 +144,15 @@ class Hit:
     snippet: str
     change: int | None = None
     withheld: str | None = None
+    window: tuple[Turn, ...] = ()
+    seq: int | None = None
 
     def to_json(self) -> dict[str, object]:
-        """The fields as `recall --json` prints them."""
-        return asdict(self)
+        """The fields as `recall --json` prints them: the hit's, and its `window` (a list
+        of turns: `seq`, `time`, `role`, `name`, `text`, `hit`)."""
+        data = asdict(self)
+        data.pop("seq")  # in the window: the turns marked `hit`
+        return data
 
 
 class Transcript:
@@ -359,15 +391,25 @@ class Conversations:
 
     @_guarded
     def recall(
-        self, query: str, *, limit: int = DEFAULT_RECALL_LIMIT, exclude: str | None = None
+        self,
+        query: str,
+        *,
+        limit: int = DEFAULT_RECALL_LIMIT,
+        exclude: str | None = None,
+        now: datetime | None = None,
     ) -> builtins.list[Hit]:
         """Search saved messages and the memory history; the best `limit` hits, best first.
 
-        Every word must match (stemmed, case and accents ignored); when no message
-        has them all, any of them will do. A word ending in `*` matches as a
-        prefix. Nothing in `query` is search syntax, so no text can make it fail.
-        `exclude` leaves out one session's messages (the one asking). Each
-        snippet passes the memory scanner; one that does not is withheld.
+        One ranked list (`_rank`): every message that holds any of the query's
+        words counts, scored with the turns around it; stop and question words
+        are not searched, rarer words weigh more, a quoted phrase is one thing
+        to find, a word ending in `*` matches as a prefix, a speaker the query
+        names and a date or time phrase in it ("in May", "2023-05-07", "last
+        week", read against `now`) raise what matches them, and the newer wins
+        a tie. Hits next to each other in one conversation are merged. Nothing
+        in `query` is search syntax, so no text can make it fail. `exclude`
+        leaves out one session's messages (the one asking). Text the memory
+        scanner holds back is withheld.
 
         Raises:
             ArgumentError: when `limit` is not between 1 and 50.
@@ -377,7 +419,18 @@ class Conversations:
         where = self._talk()
         if where is None:
             return []
-        return [_hit(f) for f in where.search(query, limit=limit, exclude=exclude)]
+        asked = parse_query(query, now=now)
+        if not asked.groups:
+            return []
+        total, mean = where.corpus()
+        found = [where.matching(g.forms, cap=MATCH_CAP, exclude=exclude) for g in asked.groups]
+        history = [
+            where.history_matching(g.forms, cap=MATCH_CAP, exclude=exclude) for g in asked.groups
+        ]
+        ranked = rank_messages(asked, found, total=total, mean_chars=mean, lines=where.lines)
+        ranked += rank_history(asked, history, total=total + sum(n for n, _ in history))
+        ranked.sort(key=lambda r: (r.score, r.time), reverse=True)
+        return _hits(where, asked, ranked, limit)
 
     @_guarded
     def has_any(self) -> bool:
@@ -416,20 +469,93 @@ def _saved(meta: Meta) -> SavedSession:
     )
 
 
-def _hit(found: Found) -> Hit:
-    """A search hit as shown: the snippet, unless the scanner withholds it."""
-    reasons = list(DEFAULT.reasons(found.snippet))
-    # A snippet may cut a credential in half; the whole text says whether one is there.
-    reasons.extend(
-        r for r in DEFAULT.reasons(found.text) if r.startswith("secret") and r not in reasons
-    )
-    withheld = "; ".join(reason.split(" (", 1)[0] for reason in reasons) or None
+def _hits(where: Talk, asked: RecallQuery, ranked: Sequence[Ranked], limit: int) -> list[Hit]:
+    """The best `limit` hits: neighbouring messages of one conversation merged into one
+    window, each shown with the turn before and after it."""
+    chosen: list[tuple[Ranked, list[int]]] = []  # a hit, and the seqs merged into it
+    for r in ranked[: limit * MERGE_LOOK]:
+        if r.key is not None:
+            session, seq = r.key
+            near = next(
+                (
+                    c
+                    for c in chosen
+                    if c[0].key is not None
+                    and c[0].key[0] == session
+                    and min(abs(seq - s) for s in c[1]) <= 1
+                ),
+                None,
+            )
+            if near is not None:
+                # Next to a hit: merged into it when it ranks close (and the hit spans at most
+                # MERGED_SPAN turns); else already shown in its window: never repeated.
+                span = max(*near[1], seq) - min(*near[1], seq) + 1
+                if span <= MERGED_SPAN and r.score >= MERGE_SCORE * near[0].score:
+                    near[1].append(seq)
+                continue
+        if len(chosen) == limit:
+            continue
+        chosen.append((r, [] if r.key is None else [r.key[1]]))
+    keys = [
+        (c[0].key[0], seq)
+        for c in chosen
+        if c[0].key is not None
+        for seq in range(min(c[1]) - 1, max(c[1]) + 2)
+        if seq >= 1
+    ]
+    shown = where.lines(keys)
+    hits = []
+    for r, seqs in chosen:
+        if r.change is not None:
+            hits.append(_change_hit(r.change, asked))
+            continue
+        assert r.key is not None
+        session, seq = r.key
+        own = shown.get((session, seq))
+        if own is None:  # removed meanwhile
+            continue
+        window = tuple(
+            _turn(line, hit=line.seq in seqs)
+            for at in range(min(seqs) - 1, max(seqs) + 2)
+            if (line := shown.get((session, at))) is not None
+        )
+        withheld = _withheld(own.text)
+        hits.append(
+            Hit(
+                kind="conversation",
+                session=session,
+                time=own.time,
+                role=own.role,
+                snippet="" if withheld else snippet_of(own.text, asked.words),
+                withheld=withheld,
+                window=window,
+                seq=seq,
+            )
+        )
+    return hits
+
+
+def _withheld(text: str) -> str | None:
+    """Why the memory scanner keeps `text` back from a model (None: it does not)."""
+    reasons = list(DEFAULT.reasons(text))
+    return "; ".join(reason.split(" (", 1)[0] for reason in reasons) or None
+
+
+def _turn(line: Line, *, hit: bool) -> Turn:
+    why = _withheld(line.text)
+    text = f"(withheld: the text did not pass the memory scanner: {why})" if why else line.text
+    return Turn(line.seq, line.time, line.role, line.name, text, hit)
+
+
+def _change_hit(found: Found, asked: RecallQuery) -> Hit:
+    """A memory change as shown: the snippet, unless the scanner withholds it."""
+    withheld = _withheld(found.text)
     return Hit(
-        kind="memory" if found.kind == "memory" else "conversation",
+        kind="memory",
         session=found.session,
         time=found.time,
         role=found.role,
-        snippet="" if withheld else " ".join(found.snippet.split()),
-        change=found.ref if found.kind == "memory" else None,
+        snippet="" if withheld else snippet_of(found.text, asked.words),
+        change=found.ref,
         withheld=withheld,
     )

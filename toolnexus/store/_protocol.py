@@ -19,7 +19,7 @@ from ..home._identity import Target
 from ..memory._document import MemoryDocument
 from ._records import Change, Pending, Row
 from ._review import Review
-from ._sessions import Found, Imported, Meta, Record, Stored
+from ._sessions import Found, Imported, Line, Match, Meta, Record, Stored
 from ._snapshot import Snapshot
 
 __all__ = ["Edit", "Outcome", "Records", "Review", "Store", "Talk"]
@@ -118,8 +118,27 @@ class Talk(Protocol):
         """Whether there is anything to recall: a saved session or a memory change."""
         ...
 
-    def search(self, words: str, *, limit: int, exclude: str | None = None) -> list[Found]:
-        """Messages and memory changes matching `words` (never search syntax), best first."""
+    def corpus(self) -> tuple[int, float]:
+        """How many messages recall searches, and their mean length in characters."""
+        ...
+
+    def matching(
+        self, forms: Sequence[str], *, cap: int, exclude: str | None = None
+    ) -> tuple[int, list[Match]]:
+        """The saved messages holding any of `forms` (a word, `prefix*`, or words in order;
+        never search syntax), leaving out session `exclude` and recall's own calls: how
+        many, and the newest `cap` of them. What `conversations` ranks."""
+        ...
+
+    def history_matching(
+        self, forms: Sequence[str], *, cap: int, exclude: str | None = None
+    ) -> tuple[int, list[Found]]:
+        """The memory changes holding any of `forms`, leaving out those made in session
+        `exclude`: how many, and the newest `cap` of them."""
+        ...
+
+    def lines(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Line]:
+        """The saved messages at `keys` (session, seq) that exist, by key."""
         ...
 
     def sessions_holding(self, texts: Sequence[str]) -> list[str]:

@@ -17,6 +17,8 @@ __all__ = [
     "TITLE_CHARS",
     "Found",
     "Imported",
+    "Line",
+    "Match",
     "Meta",
     "Record",
     "Stored",
@@ -44,7 +46,8 @@ def scrub(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """One message to save: its chat-format JSON, what recall searches, and its usage."""
+    """One message to save: its chat-format JSON, what recall searches, and its usage;
+    `time`, when the message carries its own (an imported one may), else the save's."""
 
     role: str
     name: str
@@ -52,6 +55,7 @@ class Record:
     text: str
     is_error: bool = False
     usage: tuple[int, int, int, int] | None = None
+    time: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,30 @@ class Found:
     snippet: str
     text: str
     rank: float
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A saved message that holds one of the forms recall looks for: where it is, when it
+    was said, and its length in characters (what the ranking weighs)."""
+
+    session: str
+    seq: int
+    time: str
+    chars: int
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A saved message as recall shows it: who said it (`name`: the speaker a chat file
+    named, else '') and its text."""
+
+    session: str
+    seq: int
+    time: str
+    role: str
+    name: str
+    text: str
 
 
 def import_each(

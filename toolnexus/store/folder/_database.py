@@ -15,7 +15,7 @@ from dataclasses import replace
 from .._records import Change, Row
 from .._review import COLUMNS as HELD
 from .._review import HeldOp, HeldWrite, held_of
-from .._sessions import Found, Imported, Meta, Record, Stored
+from .._sessions import Found, Imported, Line, Match, Meta, Record, Stored
 from . import _changes, _search, _transcripts
 from ._state import DB_NAME, State
 
@@ -107,15 +107,21 @@ class FolderTalk:
     def has_any(self) -> bool:
         return _transcripts.has_any(self.state)
 
-    def search(self, words: str, *, limit: int, exclude: str | None = None) -> list[Found]:
-        """Every word first; when that finds nothing, any of them."""
-        queries = _search.fts_queries(words)
-        if queries is None:
-            return []
-        found = _search.search(self.state, queries[0], limit=limit, exclude=exclude)
-        if not found:
-            found = _search.search(self.state, queries[1], limit=limit, exclude=exclude)
-        return found
+    def corpus(self) -> tuple[int, float]:
+        return _search.corpus(self.state)
+
+    def matching(
+        self, forms: Sequence[str], *, cap: int, exclude: str | None = None
+    ) -> tuple[int, list[Match]]:
+        return _search.matching(self.state, forms, cap=cap, exclude=exclude)
+
+    def history_matching(
+        self, forms: Sequence[str], *, cap: int, exclude: str | None = None
+    ) -> tuple[int, list[Found]]:
+        return _search.history_matching(self.state, forms, cap=cap, exclude=exclude)
+
+    def lines(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Line]:
+        return _search.lines(self.state, keys)
 
     def sessions_holding(self, texts: Sequence[str]) -> list[str]:
         return _search.sessions_holding(self.state, texts)

@@ -1,9 +1,12 @@
-"""Full-text search over saved conversations and the memory history (recall).
+"""Full-text search over saved conversations and the memory history: what recall ranks.
 
 Two FTS5 indexes, kept by triggers in the same database: one over saved
-messages, one over memory changes; each query runs on both and the hits are
-merged by bm25 rank. What a person or a model types is never search syntax:
-each chunk becomes a quoted phrase.
+messages, one over memory changes. The store answers the ranking's questions
+(`conversations/_rank.py`): which messages hold any form of one thing the query
+looks for (`matching`), how many messages there are and how long they run
+(`corpus`), and the messages around a hit (`lines`). What a person or a model
+typed is never search syntax: each form becomes a quoted phrase (or a quoted
+prefix).
 """
 
 from __future__ import annotations
@@ -12,119 +15,133 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
-from .._sessions import SNIPPET_TOKENS, Found, scrub
+from .._sessions import Found, Line, Match, scrub
 from ._state import BUSY_MS, State
 
-__all__ = ["Found", "fts_queries", "index_history", "search", "sessions_holding"]
-
-#: A query matching more messages than this ranks the newest this many of them: a word
-#: in every other message would otherwise cost a score for each (seconds at a million).
-RANKED_MATCHES = 2_000
-#: At most this many query terms are searched (the rest are ignored).
-MAX_TERMS = 32
-
+__all__ = [
+    "corpus",
+    "fts_query",
+    "history_matching",
+    "index_history",
+    "lines",
+    "matching",
+    "sessions_holding",
+]
 
 _WORDY = re.compile(r"\w")
-_WORDS = re.compile(r"\w+")
-#: Words too common to search for when the query has others ("what is the codename").
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "to",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    ]
-)
 _SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
+#: How many of the newest messages tell the mean length of a message (cheap, and close).
+_LENGTH_SAMPLE = 2_000
 
 
-def fts_queries(text: str) -> tuple[str, str] | None:
-    """FTS5 queries for what a person typed: all the words, then any of them.
-
-    Each whitespace-separated chunk becomes a quoted phrase, so nothing the user
-    types is FTS syntax (`NEAR`, `-`, `(`, `:` are words or nothing); a chunk
-    ending in `*` is a prefix term. None when the text has no word at all.
-    """
-    terms: list[str] = []
-    common: set[str] = set()
-    for chunk in scrub(text).replace("\x00", " ").split():  # SQLite ends a query at a NUL
-        words = _WORDS.findall(chunk.lower())
-        if not words:
+def fts_query(forms: Sequence[str]) -> str | None:
+    """An FTS5 query matching any of `forms` (a word, `prefix*`, or words in order), each a
+    quoted phrase: nothing typed is FTS syntax. None when no form holds a word."""
+    terms = []
+    for form in forms:
+        text = scrub(form).replace("\x00", " ")
+        if not _WORDY.search(text):
             continue
-        # A prefix needs two letters: `w*` would rank nearly every message.
-        prefix = chunk.endswith("*") and len(chunk.rstrip("*").lstrip("\"'(")) >= 2
-        term = '"' + chunk.replace('"', '""') + '"' + ("*" if prefix else "")
-        if term not in terms:
-            terms.append(term)
-        if not prefix and all(w in _STOPWORDS or len(w) == 1 for w in words):
-            common.add(term)
-    if len(common) < len(terms):  # search the telling words; all of them if none is
-        terms = [term for term in terms if term not in common]
-    terms = terms[:MAX_TERMS]
-    if not terms:
-        return None
-    return " ".join(terms), " OR ".join(terms)
+        prefix = text.endswith("*")
+        body = text.rstrip("*")
+        terms.append('"' + body.replace('"', '""') + '"' + ("*" if prefix else ""))
+    return " OR ".join(dict.fromkeys(terms)) or None
+
+
+def corpus(state: State) -> tuple[int, float]:
+    """How many messages recall searches, and their mean length in characters."""
+    with state.reading() as conn:
+        count = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+        mean = conn.execute(
+            "SELECT AVG(length(text)) FROM "
+            "(SELECT text FROM messages WHERE text != '' ORDER BY id DESC LIMIT ?)",
+            (_LENGTH_SAMPLE,),
+        ).fetchone()[0]
+    return int(count), float(mean or 1.0)
+
+
+def matching(
+    state: State, forms: Sequence[str], *, cap: int, exclude: str | None = None
+) -> tuple[int, list[Match]]:
+    """The saved messages holding any of `forms` (leaving out session `exclude` and
+    recall's own calls): how many, and the newest `cap` of them."""
+    query = fts_query(forms)
+    if query is None:
+        return 0, []
+    with state.reading() as conn:
+        rows = conn.execute(
+            "SELECT m.session, m.seq, m.time, length(m.text) "
+            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+            "WHERE messages_fts MATCH :query AND m.session IS NOT :exclude "
+            "AND m.name != 'recall' ORDER BY messages_fts.rowid DESC LIMIT :cap",
+            {"query": query, "exclude": exclude, "cap": cap},
+        ).fetchall()
+        count = len(rows)
+        if count >= cap:
+            count = conn.execute(
+                "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?", (query,)
+            ).fetchone()[0]
+    return int(count), [Match(str(s), int(q), str(t), int(n)) for s, q, t, n in rows]
+
+
+def lines(state: State, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Line]:
+    """The saved messages at `keys` (session, seq) that exist, by key; recall's own calls
+    and results are left out, as `matching` leaves them out."""
+    found: dict[tuple[str, int], Line] = {}
+    with state.reading() as conn:
+        for session, seq in dict.fromkeys(keys):  # one indexed lookup each: a few µs
+            row = conn.execute(
+                "SELECT time, role, COALESCE(json_extract(data, '$.name'), ''), text "
+                "FROM messages WHERE session = ? AND seq = ? AND name != 'recall'",
+                (session, seq),
+            ).fetchone()
+            if row is not None:
+                time, role, name, text = row
+                found[(session, seq)] = Line(
+                    session, seq, str(time), str(role), str(name), str(text)
+                )
+    return found
+
+
+def history_matching(
+    state: State, forms: Sequence[str], *, cap: int, exclude: str | None = None
+) -> tuple[int, list[Found]]:
+    """The memory changes holding any of `forms` (leaving out those made in session
+    `exclude`): how many, and the newest `cap` of them."""
+    query = fts_query(forms)
+    if query is None:
+        return 0, []
+    indexed = index_history(state)
+    rows = []
+    with state.reading() as conn:
+        tables = ["memory_changes_fts"]
+        if not indexed:  # the changes not indexed yet, in an index of this connection only
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pending_changes USING fts5("
+                "before, after, tokenize='porter unicode61 remove_diacritics 2')"
+            )
+            conn.execute("DELETE FROM temp.pending_changes")
+            conn.execute(f"INSERT INTO temp.pending_changes (rowid, before, after) {_UNINDEXED}")
+            tables.append("pending_changes")
+        for table in tables:
+            rows += conn.execute(
+                "SELECT c.id, c.source, c.time, c.target, c.action, "
+                "COALESCE(c.before, '') || char(10) || COALESCE(c.after, '') "
+                f"FROM {table} JOIN memory_changes c ON c.id = {table}.rowid "
+                f"WHERE {table} MATCH :query "
+                # a change made in the conversation asking is in that conversation already
+                "AND (:exclude IS NULL "
+                "OR instr(c.source || ' ', 'session=' || :exclude || ' ') = 0) "
+                f"ORDER BY {table}.rowid DESC LIMIT :cap",
+                {"query": query, "exclude": exclude, "cap": cap},
+            ).fetchall()
+    found = []
+    for ref, source, time, target, action, text in rows:
+        mark = _SESSION_IN_SOURCE.search(source)
+        role = f"memory {target} {action}"
+        session = mark.group(1) if mark else None
+        found.append(Found("memory", int(ref), session, str(time), role, "", str(text), 0.0))
+    return len(found), found
 
 
 def index_history(state: State) -> bool:
@@ -166,59 +183,6 @@ _UNINDEXED = (
 )
 #: How long indexing the history waits for another writer before searching without it.
 INDEX_WAIT_MS = 200
-
-
-def search(state: State, query: str, *, limit: int, exclude: str | None = None) -> list[Found]:
-    """The best `limit` hits for FTS5 `query` among saved messages (leaving out the
-    session `exclude`) and the memory history, best first."""
-    indexed = index_history(state)
-    with state.reading() as conn:
-        rows = conn.execute(
-            "SELECT m.id, m.session, m.time, m.role, m.text, "
-            f"snippet(messages_fts, 0, '', '', '…', {SNIPPET_TOKENS}), messages_fts.rank "
-            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-            "WHERE messages_fts MATCH :query AND m.session IS NOT :exclude AND m.name != 'recall' "
-            "AND messages_fts.rowid >= COALESCE((SELECT rowid FROM messages_fts "
-            "WHERE messages_fts MATCH :query ORDER BY rowid DESC LIMIT 1 OFFSET :ranked), 0) "
-            "ORDER BY messages_fts.rank LIMIT :limit",
-            {"query": query, "exclude": exclude, "ranked": RANKED_MATCHES, "limit": limit},
-        ).fetchall()
-        found = [
-            Found("message", ref, session, time, role, snippet, text, rank)
-            for ref, session, time, role, text, snippet, rank in rows
-        ]
-        tables = ["memory_changes_fts"]
-        if not indexed:  # the changes not indexed yet, in an index of this connection only
-            conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pending_changes USING fts5("
-                "before, after, tokenize='porter unicode61 remove_diacritics 2')"
-            )
-            conn.execute("DELETE FROM temp.pending_changes")
-            conn.execute(f"INSERT INTO temp.pending_changes (rowid, before, after) {_UNINDEXED}")
-            tables.append("pending_changes")
-        rows = []
-        for table in tables:
-            rows += conn.execute(
-                "SELECT c.id, c.source, c.time, c.target, c.action, "
-                "COALESCE(c.before, '') || char(10) || COALESCE(c.after, ''), "
-                f"snippet({table}, -1, '', '', '…', {SNIPPET_TOKENS}), {table}.rank "
-                f"FROM {table} JOIN memory_changes c ON c.id = {table}.rowid "
-                f"WHERE {table} MATCH :query "
-                # a change made in the conversation asking is in that conversation already
-                "AND (:exclude IS NULL "
-                "OR instr(c.source || ' ', 'session=' || :exclude || ' ') = 0) "
-                f"ORDER BY {table}.rank LIMIT :limit",
-                {"query": query, "exclude": exclude, "limit": limit},
-            ).fetchall()
-    for ref, source, time, target, action, text, snippet, rank in rows:
-        mark = _SESSION_IN_SOURCE.search(source)
-        role = f"memory {target} {action}"
-        found.append(
-            Found("memory", ref, mark.group(1) if mark else None, time, role, snippet, text, rank)
-        )
-    found.sort(key=lambda f: f.time, reverse=True)  # equal ranks: the newest first
-    found.sort(key=lambda f: f.rank)  # bm25: lower is better
-    return found[:limit]
 
 
 def sessions_holding(state: State, texts: Sequence[str]) -> list[str]:

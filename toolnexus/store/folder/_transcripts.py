@@ -49,7 +49,16 @@ def _rows_per_statement(conn: sqlite3.Connection) -> int:
 
 def _rows(session: str, first: int, time: str, records: Sequence[Record]) -> list[tuple[Any, ...]]:
     return [
-        (session, first + n, time, r.role, r.name, scrub(r.data), scrub(r.text), int(r.is_error))
+        (
+            session,
+            first + n,
+            r.time or time,
+            r.role,
+            r.name,
+            scrub(r.data),
+            scrub(r.text),
+            int(r.is_error),
+        )
         + (r.usage or (None, None, None, None))
         for n, r in enumerate(records, start=1)
     ]
@@ -120,10 +129,12 @@ def import_conversations(state: State, batch: Sequence[Imported]) -> list[tuple[
             return None if row is None else str(row[0])
 
         def insert(item: Imported) -> None:
+            times = [r.time for r in item.records if r.time]  # its own, when it has them
+            started, ended = (min(times), max(times)) if times else (time, time)
             conn.execute(
                 "INSERT INTO sessions (id, started, ended, model, soul, title, origin, digest) "
                 "VALUES (?, ?, ?, NULL, '', ?, 'import', ?)",
-                (item.session, time, time, item.title or title_of(item.records), item.digest),
+                (item.session, started, ended, item.title or title_of(item.records), item.digest),
             )
             rows.extend(_rows(item.session, 0, time, item.records))  # a new id: seq from 1
 

@@ -7,15 +7,17 @@ the same way; the rows are the folder's, column for column.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from .._records import now
 from .._sessions import (
-    SNIPPET_TOKENS,
     Found,
     Imported,
+    Line,
+    Match,
     Meta,
     Record,
     Stored,
@@ -44,10 +46,36 @@ _INSERT_MESSAGE = (
 )
 _SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
 _WORDY = re.compile(r"\w")
-#: Search every word, else any: the words as PostgreSQL reads them, never its syntax.
-_EVERY = "plainto_tsquery('english', %(words)s)"
-_ANY = "replace(plainto_tsquery('english', %(words)s)::text, '&', '|')::tsquery"
-_HEADLINE = f'\'MaxWords={SNIPPET_TOKENS}, MinWords=8, StartSel="", StopSel=""\''
+
+
+def _speaker(data: str) -> str:
+    """The `name` a saved message's chat JSON gives its speaker ('' when none)."""
+    try:
+        name = json.loads(data).get("name")
+    except (ValueError, AttributeError):
+        return ""
+    return name if isinstance(name, str) else ""
+
+
+def _tsquery(forms: Sequence[str]) -> tuple[str | None, dict[str, Any]]:
+    """A tsquery matching any of `forms` (a word, `prefix*`, or words in order), as SQL with
+    its parameters: the words as PostgreSQL reads them, never its syntax."""
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    for k, form in enumerate(forms):
+        text = scrub(form)
+        if not _WORDY.search(text):
+            continue
+        if text.endswith("*") and " " not in text:
+            word = re.sub(r"\W+", "", text)
+            if not word:
+                continue
+            params[f"f{k}"] = word
+            parts.append(f"to_tsquery('english', quote_literal(%(f{k})s) || ':*')")
+        else:
+            params[f"f{k}"] = text
+            parts.append(f"phraseto_tsquery('english', %(f{k})s)")
+    return (" || ".join(parts) or None), params
 
 
 def _meta(row: Sequence[Any]) -> Meta:
@@ -61,7 +89,7 @@ def _rows(key: str, session: str, first: int, time: str, records: Sequence[Recor
             key,
             session,
             first + i,
-            time,
+            r.time or time,
             r.role,
             r.name,
             scrub(r.data),
@@ -129,10 +157,12 @@ class PgTalk:
 
             def insert(item: Imported) -> None:
                 title = scrub(item.title or title_of(item.records))
+                times = [r.time for r in item.records if r.time]  # its own, when it has them
+                started, ended = (min(times), max(times)) if times else (time, time)
                 conn.execute(
                     "INSERT INTO toolnexus_sessions (key, id, started, ended, model, soul, "
                     "title, origin, digest) VALUES (%s, %s, %s, %s, NULL, '', %s, 'import', %s)",
-                    (key, item.session, time, time, title, item.digest),
+                    (key, item.session, started, ended, title, item.digest),
                 )
                 cur.executemany(_INSERT_MESSAGE, _rows(key, item.session, 0, time, item.records))
 
@@ -215,52 +245,92 @@ class PgTalk:
             ).fetchone()
         return bool(row and row[0])
 
-    def search(self, words: str, *, limit: int, exclude: str | None = None) -> list[Found]:
-        """The best `limit` hits for `words` among saved messages (leaving out the session
-        `exclude`) and the memory history: every word, else any; best first."""
-        if not _WORDY.search(words):
-            return []  # nothing to search for (punctuation, or nothing at all)
-        for query in (_EVERY, _ANY):
-            found = self._search(query, words, limit, exclude)
-            if found:
-                return found
-        return []
-
-    def _search(self, query: str, words: str, limit: int, exclude: str | None) -> list[Found]:
-        params = {"key": self.db.key, "words": scrub(words), "limit": limit, "exclude": exclude}
+    def corpus(self) -> tuple[int, float]:
+        """How many messages recall searches, and their mean length in characters."""
         with self.db.connection() as conn:
-            messages = conn.execute(
-                f"WITH q AS (SELECT {query} AS q) SELECT seq, session, time, role, text, "
-                f"ts_headline('english', text, q.q, {_HEADLINE}), ts_rank(words, q.q) "
-                "FROM toolnexus_messages, q WHERE key = %(key)s AND words @@ q.q "
-                "AND session IS DISTINCT FROM %(exclude)s AND name <> 'recall' "
-                "ORDER BY 7 DESC, time DESC LIMIT %(limit)s",
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM toolnexus_messages WHERE key = %(key)s), "
+                "(SELECT avg(length(text)) FROM (SELECT text FROM toolnexus_messages "
+                "WHERE key = %(key)s AND text <> '' ORDER BY time DESC LIMIT 2000) recent)",
+                {"key": self.db.key},
+            ).fetchone()
+        assert row is not None
+        return int(row[0]), float(row[1] or 1.0)
+
+    def matching(
+        self, forms: Sequence[str], *, cap: int, exclude: str | None = None
+    ) -> tuple[int, list[Match]]:
+        """The saved messages holding any of `forms`: how many, and the newest `cap`."""
+        query, params = _tsquery(forms)
+        if query is None:
+            return 0, []
+        params |= {"key": self.db.key, "exclude": exclude, "cap": cap}
+        where = (
+            f"key = %(key)s AND words @@ ({query}) AND session IS DISTINCT FROM %(exclude)s "
+            "AND name <> 'recall'"
+        )
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                f"SELECT session, seq, time, length(text) FROM toolnexus_messages WHERE {where} "
+                "ORDER BY time DESC, seq DESC LIMIT %(cap)s",
                 params,
             ).fetchall()
-            changes = conn.execute(
-                f"WITH q AS (SELECT {query} AS q) SELECT id, source, time, target, action, "
-                "coalesce(before, '') || chr(10) || coalesce(after, ''), "
-                f"ts_headline('english', coalesce(after, before, ''), q.q, {_HEADLINE}), "
-                "ts_rank(words, q.q) FROM toolnexus_changes, q "
-                "WHERE key = %(key)s AND words @@ q.q AND (%(exclude)s::text IS NULL OR "
+            count = len(rows)
+            if count >= cap:
+                found = conn.execute(
+                    f"SELECT count(*) FROM toolnexus_messages WHERE {where}", params
+                ).fetchone()
+                count = int(found[0]) if found else count
+        return count, [Match(str(s), int(q), str(t), int(n)) for s, q, t, n in rows]
+
+    def history_matching(
+        self, forms: Sequence[str], *, cap: int, exclude: str | None = None
+    ) -> tuple[int, list[Found]]:
+        """The memory changes holding any of `forms`: how many, and the newest `cap`."""
+        query, params = _tsquery(forms)
+        if query is None:
+            return 0, []
+        params |= {"key": self.db.key, "exclude": exclude, "cap": cap}
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, source, time, target, action, "
+                "coalesce(before, '') || chr(10) || coalesce(after, '') FROM toolnexus_changes "
+                f"WHERE key = %(key)s AND words @@ ({query}) AND (%(exclude)s::text IS NULL OR "
                 "strpos(source || ' ', 'session=' || %(exclude)s || ' ') = 0) "
-                "ORDER BY 8 DESC, time DESC LIMIT %(limit)s",
+                "ORDER BY id DESC LIMIT %(cap)s",
                 params,
             ).fetchall()
-        found = [
-            Found("message", int(seq), session, time, role, snippet, text, -float(rank))
-            for seq, session, time, role, text, snippet, rank in messages
-        ]
-        for ref, source, time, target, action, text, snippet, rank in changes:
+        found = []
+        for ref, source, time, target, action, text in rows:
             mark = _SESSION_IN_SOURCE.search(source)
             role = f"memory {target} {action}"
             session = mark.group(1) if mark else None
-            found.append(
-                Found("memory", int(ref), session, time, role, snippet, text, -float(rank))
-            )
-        found.sort(key=lambda f: f.time, reverse=True)  # equal ranks: the newest first
-        found.sort(key=lambda f: f.rank)  # lower is better, as bm25 in a folder
-        return found[:limit]
+            found.append(Found("memory", int(ref), session, str(time), role, "", str(text), 0.0))
+        return len(found), found
+
+    def lines(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Line]:
+        """The saved messages at `keys` (session, seq) that exist, by key."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT m.session, m.seq, m.time, m.role, m.data, "
+                "m.text FROM toolnexus_messages m JOIN unnest(%(sessions)s::text[], "
+                "%(seqs)s::bigint[]) AS k(session, seq) ON m.session = k.session AND "
+                "m.seq = k.seq WHERE m.key = %(key)s AND m.name <> 'recall'",
+                {
+                    "key": self.db.key,
+                    "sessions": [s for s, _ in wanted],
+                    "seqs": [q for _, q in wanted],
+                },
+            ).fetchall()
+        # The speaker's name is read here: the chat JSON may hold a NUL (`\u0000`), which
+        # PostgreSQL's jsonb refuses.
+        return {
+            (str(s), int(q)): Line(str(s), int(q), str(t), str(r), _speaker(str(d)), str(x))
+            for s, q, t, r, d, x in rows
+        }
 
     def sessions_holding(self, texts: Sequence[str]) -> list[str]:
         """The ids of saved sessions with a message that contains one of `texts` (any case)."""

@@ -1,0 +1,200 @@
+"""Recall's one ranking (SPEC §11): every message that holds any telling word, ranked
+together with the turns around it; hits a model can use; time phrases; imported times.
+
+Each test imports a small conversation written for what it checks into a real home
+(SQLite, FTS5) and asks `Conversations.recall`, the tool or the command line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import run
+
+from toolnexus.agents import Conversations, recall_tool
+from toolnexus.conversations._query import parse_query, when_of
+from toolnexus.errors import ConversationError
+
+
+def chat(*turns: str, **fields: Any) -> list[dict[str, Any]]:
+    """Alternating user / assistant turns, each with `fields` added."""
+    roles = ("user", "assistant")
+    return [{"role": roles[k % 2], "content": t, **fields} for k, t in enumerate(turns)]
+
+
+def write(path: Path, messages: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
+    return path
+
+
+def test_the_list_fills_when_no_message_holds_every_word(home: Path) -> None:
+    conversations = Conversations(home)
+    conversations.import_messages(
+        chat(
+            "The kayak trip is on Saturday.",
+            "Great, bring the dry bags.",
+            "The lighthouse tour was cancelled.",
+            "Pity, the lighthouse is lovely.",
+            "Saturday looks rainy though.",
+        )
+    )
+    hits = conversations.recall("kayak lighthouse saturday", limit=5)
+    texts = [t.text for h in hits for t in h.window if t.hit]
+    assert len(texts) >= 3  # not one or two: every message holding a word is ranked
+    assert any("kayak" in t for t in texts)
+    assert any("lighthouse" in t for t in texts)
+
+
+def test_question_words_do_not_outrank_content_words(home: Path) -> None:
+    conversations = Conversations(home)
+    filler = [f"What did you do when you were there, and why did you go? ({k})" for k in range(6)]
+    conversations.import_messages(chat(*filler))
+    conversations.import_messages(chat("I went to a support group yesterday.", "How was it?"))
+    [best, *_] = conversations.recall("When did I tell you about the support group?")
+    assert "support group" in best.snippet
+
+
+def test_an_answer_in_the_next_turn_is_found_through_the_window(home: Path) -> None:
+    conversations = Conversations(home)
+    conversations.import_messages(
+        chat("Which restaurant did you book for Friday?", "Luigi's, at seven.", "Thanks!")
+    )
+    [hit] = conversations.recall("restaurant booked for Friday")
+    assert hit.seq == 1
+    texts = [t.text for t in hit.window]
+    assert texts[:2] == ["Which restaurant did you book for Friday?", "Luigi's, at seven."]
+    listed = hit.to_json()
+    assert set(listed) == {
+        "kind", "session", "time", "role", "snippet", "change", "withheld", "window",
+    }  # fmt: skip
+    assert listed["window"][1] == {  # type: ignore[index]
+        "seq": 2,
+        "time": hit.window[1].time,
+        "role": "assistant",
+        "name": "",
+        "text": "Luigi's, at seven.",
+        "hit": hit.window[1].hit,
+    }
+
+
+def test_neighbouring_hits_are_merged_not_repeated(home: Path) -> None:
+    conversations = Conversations(home)
+    conversations.import_messages(
+        chat(
+            "Let's plan the harbour festival.",
+            "The harbour festival needs volunteers.",
+            "Unrelated: the printer is jammed.",
+            "Still jammed, I fear.",
+            "Call the technician then.",
+        )
+    )
+    [hit, *others] = conversations.recall("harbour festival", limit=5)
+    assert {1, 2} <= {t.seq for t in hit.window if t.hit}
+    assert all(t.seq not in (1, 2) for other in others for t in other.window)  # not repeated
+
+
+def test_a_named_speaker_and_an_irregular_verb_are_honoured(home: Path) -> None:
+    conversations = Conversations(home)
+    conversations.import_messages(
+        [
+            {"role": "user", "name": "Caroline", "content": "I chose the agency for its kindness."},
+            {"role": "assistant", "name": "Melanie", "content": "I chose mine for its price."},
+        ]
+    )
+    [best, *_] = conversations.recall("Why did Caroline choose the agency?", limit=2)
+    assert best.window[0].name == "Caroline"
+    assert "kindness" in best.snippet
+
+
+def test_a_quoted_phrase_is_found_as_one(home: Path) -> None:
+    conversations = Conversations(home)
+    conversations.import_messages(chat("the blue whale was huge", "a whale of a blue time"))
+    [best, *_] = conversations.recall('"blue whale"', limit=2)
+    assert best.snippet == "the blue whale was huge"
+
+
+def test_imported_times_are_kept_and_a_date_phrase_favours_them(home: Path, tmp_path: Path) -> None:
+    conversations = Conversations(home)
+    may = write(
+        tmp_path / "may.jsonl", chat("We adopted a puppy.", timestamp="2023-05-08T13:56:00Z")
+    )
+    july = write(tmp_path / "july.jsonl", chat("We adopted a puppy!", timestamp=1688212800))
+    conversations.import_files([may, july])
+    assert sorted(s.started for s in conversations.list()) == [
+        "2023-05-08T13:56:00.000Z",
+        "2023-07-01T12:00:00.000Z",
+    ]
+    for query, month in (
+        ("puppy adopted in May 2023", "05"),
+        ("puppy on 8 May, 2023", "05"),
+        ("puppy 2023-07-01", "07"),
+        ("puppy in July", "07"),
+    ):
+        [best, *_] = conversations.recall(query, limit=2)
+        assert best.time[5:7] == month, query
+
+
+def test_a_relative_time_phrase_is_read_against_now() -> None:
+    now = datetime(2026, 12, 5, 10, 0, tzinfo=timezone.utc)
+    week = when_of("what did we decide last week", now=now)
+    assert week is not None
+    assert week.holds("2026-11-30T09:00:00.000Z")
+    assert not week.holds("2026-11-20T09:00:00.000Z")
+    yesterday = when_of("the call yesterday", now=now)
+    assert yesterday is not None
+    assert yesterday.holds("2026-12-04T18:00:00.000Z")
+    assert when_of("3 weeks ago", now=now) is not None
+    assert when_of("no time here") is None
+    february = when_of("on 31 February 2023")  # no such day: the month, never an error
+    assert february is not None
+    assert (february.start, february.end) == (
+        "2023-02-01T00:00:00.000Z",
+        "2023-03-01T00:00:00.000Z",
+    )
+
+
+def test_a_bad_time_in_an_import_is_named(home: Path, tmp_path: Path) -> None:
+    bad = write(tmp_path / "bad.jsonl", [{"role": "user", "content": "x", "timestamp": "soon"}])
+    with pytest.raises(ConversationError, match=r"bad.jsonl:1: timestamp: expected a time"):
+        Conversations(home).import_files([bad])
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', '""', "NEAR(a b)", "*", "-x", "a OR", "((", "col:foo", "^x", "AND OR NOT", "x* -y",
+     "'", "…", "   ", "\x00", '"unbalanced phrase', "w*", "2023-13-45", "in Smarch"],
+)  # fmt: skip
+def test_query_text_is_never_search_syntax(home: Path, query: str) -> None:
+    Conversations(home).import_messages(chat("NEAR foo bar: x OR y AND z", "col:foo ^x"))
+    hits = Conversations(home).recall(query)
+    assert isinstance(hits, list)
+    result = asyncio.run(recall_tool(home).execute({"query": query}))
+    assert not result.is_error, result.output
+
+
+def test_stop_words_alone_are_still_searched() -> None:
+    asked = parse_query("what is the")
+    assert [g.forms for g in asked.groups] == [("what",), ("is",), ("the",)]
+    asked = parse_query("When did Caroline go to the support group?")
+    assert [g.forms for g in asked.groups] == [
+        ("caroline",),
+        ("go", "goes", "went", "gone"),
+        ("support",),
+        ("group",),
+    ]
+
+
+def test_the_command_line_prints_the_window_as_json(home: Path) -> None:
+    Conversations(home).import_messages(chat("Which restaurant for Friday?", "Luigi's."))
+    done = run("recall", home, "restaurant Friday", "--json")
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    hit = json.loads(line)
+    assert [t["text"] for t in hit["window"]] == ["Which restaurant for Friday?", "Luigi's."]
+    shown = run("recall", home, "restaurant Friday").stdout
+    assert "[assistant] Luigi's." in shown.splitlines()[2]
