@@ -229,7 +229,9 @@ def recall(args: argparse.Namespace, home: Path, prog: str) -> int:
     from ..conversations._saved import Conversations
 
     query = " ".join(args.query)
-    hits = Conversations(home).recall(query, limit=args.limit)
+    hits, notes = Conversations(home).recall_noted(query, limit=args.limit)
+    for note in notes:  # the hits still come: one line on stderr says what is missing
+        print(f"{prog} recall: {note}", file=sys.stderr)
     if args.json:
         for hit in hits:
             print(json.dumps(hit.to_json(), ensure_ascii=False))

@@ -103,12 +103,12 @@ def recall_tool(dir: str | os.PathLike[str]) -> Tool:
         context = call_context()
         exclude = context.session if context is not None else None
         try:
-            hits = await asyncio.to_thread(
-                conversations.recall, args.query, limit=args.limit, exclude=exclude
+            hits, notes = await asyncio.to_thread(
+                conversations.recall_noted, args.query, limit=args.limit, exclude=exclude
             )
         except ConversationError as exc:  # an unusable database: the model reads why
             raise ToolError(f"recall is unavailable: {exc}") from None
-        return format_hits(args.query, hits)
+        return "\n".join([format_hits(args.query, hits), *(f"({note})" for note in notes)])
 
     return define_tool(
         name="recall", description=RECALL_DESCRIPTION, input_model=RecallArgs, handler=handle

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import functools
 import json
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from ..store._sessions import Found, Imported, Line, Meta
 from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
 from ._query import RecallQuery, parse_query
 from ._rank import MATCH_CAP, Ranked, rank_history, rank_messages, snippet_of
+from ._semantic import Embeddings, fuse, semantic_ranks
 
 __all__ = [
     "DEFAULT_RECALL_LIMIT",
@@ -41,6 +43,8 @@ __all__ = [
     "Turn",
     "read_chat_file",
 ]
+
+_log = logging.getLogger("toolnexus.recall")
 
 #: Hits the recall tool returns unless asked for more.
 DEFAULT_RECALL_LIMIT = 5
@@ -411,6 +415,31 @@ class Conversations:
         leaves out one session's messages (the one asking). Text the memory
         scanner holds back is withheld.
 
+        With `TOOLNEXUS_EMBEDDINGS_URL` set (the `semantic` extra), a semantic
+        index is fused in (`_semantic`); when its endpoint fails, the words alone
+        answer, and the reason is logged (`toolnexus.recall`) and, through the
+        recall tool and the command line, shown in one line.
+
+        Raises:
+            ArgumentError: when `limit` is not between 1 and 50.
+        """
+        hits, notes = self.recall_noted(query, limit=limit, exclude=exclude, now=now)
+        for note in notes:
+            _log.warning("%s", note)
+        return hits
+
+    @_guarded
+    def recall_noted(
+        self,
+        query: str,
+        *,
+        limit: int = DEFAULT_RECALL_LIMIT,
+        exclude: str | None = None,
+        now: datetime | None = None,
+    ) -> tuple[builtins.list[Hit], builtins.list[str]]:
+        """`recall`, and a line for each thing that did not work as asked (the semantic
+        index unreachable: the words alone answered).
+
         Raises:
             ArgumentError: when `limit` is not between 1 and 50.
         """
@@ -418,10 +447,10 @@ class Conversations:
             raise ArgumentError(f"limit must be between 1 and {MAX_RECALL_LIMIT}, got {limit!r}")
         where = self._talk()
         if where is None:
-            return []
+            return [], []
         asked = parse_query(query, now=now)
         if not asked.groups:
-            return []
+            return [], []
         total, mean = where.corpus()
         found = [where.matching(g.forms, cap=MATCH_CAP, exclude=exclude) for g in asked.groups]
         history = [
@@ -430,7 +459,25 @@ class Conversations:
         ranked = rank_messages(asked, found, total=total, mean_chars=mean, lines=where.lines)
         ranked += rank_history(asked, history, total=total + sum(n for n, _ in history))
         ranked.sort(key=lambda r: (r.score, r.time), reverse=True)
-        return _hits(where, asked, ranked, limit)
+        notes = []
+        embeddings = Embeddings.from_env()
+        if embeddings is not None:
+            try:
+                near = semantic_ranks(where, embeddings, query, exclude=exclude)
+            except ImportError:
+                notes.append(
+                    "semantic search is off: it needs the 'semantic' extra "
+                    "(pip install 'toolnexus[semantic]'); these hits match the words alone"
+                )
+            except Exception as exc:  # an endpoint down, refusing, or answering nonsense
+                why = " ".join(str(exc).split())[:160] or type(exc).__name__
+                notes.append(
+                    f"semantic search is unavailable ({embeddings.base_url}: {why}); these "
+                    "hits match the words alone"
+                )
+            else:
+                ranked = fuse(ranked, near, where.lines)
+        return _hits(where, asked, ranked, limit), notes
 
     @_guarded
     def has_any(self) -> bool:

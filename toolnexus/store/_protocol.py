@@ -141,6 +141,19 @@ class Talk(Protocol):
         """The saved messages at `keys` (session, seq) that exist, by key."""
         ...
 
+    def unembedded(self, model: str, *, limit: int) -> list[tuple[tuple[str, int], str]]:
+        """The newest `limit` messages recall searches with no embedding by `model` yet:
+        each one's place and text (the semantic index, built as recall goes)."""
+        ...
+
+    def put_vectors(self, model: str, items: Sequence[tuple[tuple[str, int], bytes]]) -> None:
+        """Keep each message's embedding by `model` (float32 bytes)."""
+        ...
+
+    def vectors(self, model: str) -> list[tuple[tuple[str, int], bytes]]:
+        """Every embedding by `model`, with its message's place."""
+        ...
+
     def sessions_holding(self, texts: Sequence[str]) -> list[str]:
         """The sessions with a message holding one of `texts`."""
         ...

@@ -123,6 +123,15 @@ class FolderTalk:
     def lines(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Line]:
         return _search.lines(self.state, keys)
 
+    def unembedded(self, model: str, *, limit: int) -> list[tuple[tuple[str, int], str]]:
+        return _search.unembedded(self.state, model, limit=limit)
+
+    def put_vectors(self, model: str, items: Sequence[tuple[tuple[str, int], bytes]]) -> None:
+        _search.put_vectors(self.state, model, items)
+
+    def vectors(self, model: str) -> list[tuple[tuple[str, int], bytes]]:
+        return _search.vectors(self.state, model)
+
     def sessions_holding(self, texts: Sequence[str]) -> list[str]:
         return _search.sessions_holding(self.state, texts)
 

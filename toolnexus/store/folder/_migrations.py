@@ -189,4 +189,17 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE held_writes;
     ALTER TABLE held_writes_v5 RENAME TO held_writes;
     """,
+    # 6: the optional semantic index of recall (`conversations/_semantic.py`): each message's
+    # embedding by one model, as float32 bytes; it goes with its message.
+    """
+    CREATE TABLE message_vectors (
+        message INTEGER NOT NULL,
+        model   TEXT NOT NULL,
+        vector  BLOB NOT NULL,
+        PRIMARY KEY (message, model)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER message_vectors_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_vectors WHERE message = old.id;
+    END;
+    """,
 )

@@ -25,7 +25,10 @@ __all__ = [
     "index_history",
     "lines",
     "matching",
+    "put_vectors",
     "sessions_holding",
+    "unembedded",
+    "vectors",
 ]
 
 _WORDY = re.compile(r"\w")
@@ -101,6 +104,40 @@ def lines(state: State, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int]
                     session, seq, str(time), str(role), str(name), str(text)
                 )
     return found
+
+
+def unembedded(state: State, model: str, *, limit: int) -> list[tuple[tuple[str, int], str]]:
+    """The newest `limit` messages recall searches that have no embedding by `model` yet."""
+    with state.reading() as conn:
+        rows = conn.execute(
+            "SELECT m.session, m.seq, m.text FROM messages m WHERE m.text != '' "
+            "AND m.name != 'recall' AND NOT EXISTS (SELECT 1 FROM message_vectors v "
+            "WHERE v.message = m.id AND v.model = ?) ORDER BY m.id DESC LIMIT ?",
+            (model, limit),
+        ).fetchall()
+    return [((str(s), int(q)), str(t)) for s, q, t in rows]
+
+
+def put_vectors(state: State, model: str, items: Sequence[tuple[tuple[str, int], bytes]]) -> None:
+    """Keep each message's embedding by `model` (a message gone meanwhile is skipped)."""
+    with state.transaction() as conn:
+        for (session, seq), vector in items:
+            conn.execute(
+                "INSERT OR REPLACE INTO message_vectors (message, model, vector) "
+                "SELECT id, ?, ? FROM messages WHERE session = ? AND seq = ?",
+                (model, vector, session, seq),
+            )
+
+
+def vectors(state: State, model: str) -> list[tuple[tuple[str, int], bytes]]:
+    """Every embedding by `model`, with its message's place."""
+    with state.reading() as conn:
+        rows = conn.execute(
+            "SELECT m.session, m.seq, v.vector FROM message_vectors v "
+            "JOIN messages m ON m.id = v.message WHERE v.model = ?",
+            (model,),
+        ).fetchall()
+    return [((str(s), int(q)), bytes(v)) for s, q, v in rows]
 
 
 def history_matching(

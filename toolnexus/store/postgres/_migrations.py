@@ -113,4 +113,16 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE toolnexus_held ADD CONSTRAINT toolnexus_held_target_check
         CHECK (target IN ('self', 'user', 'skill'));
     """,
+    # 4: the optional semantic index of recall: each message's embedding by one model.
+    """
+    CREATE TABLE toolnexus_vectors (
+        key     text NOT NULL,
+        session text NOT NULL,
+        seq     integer NOT NULL,
+        model   text NOT NULL,
+        vector  bytea NOT NULL,
+        PRIMARY KEY (key, session, seq, model),
+        FOREIGN KEY (key, session, seq) REFERENCES toolnexus_messages ON DELETE CASCADE
+    );
+    """,
 )

@@ -48,6 +48,10 @@ _SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
 _WORDY = re.compile(r"\w")
 
 
+def _key(row: Sequence[Any]) -> tuple[str, int]:
+    return (str(row[0]), int(row[1]))
+
+
 def _speaker(data: str) -> str:
     """The `name` a saved message's chat JSON gives its speaker ('' when none)."""
     try:
@@ -307,6 +311,39 @@ class PgTalk:
             session = mark.group(1) if mark else None
             found.append(Found("memory", int(ref), session, str(time), role, "", str(text), 0.0))
         return len(found), found
+
+    def unembedded(self, model: str, *, limit: int) -> list[tuple[tuple[str, int], str]]:
+        """The newest `limit` messages recall searches with no embedding by `model` yet."""
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT m.session, m.seq, m.text FROM toolnexus_messages m WHERE m.key = %s "
+                "AND m.text <> '' AND m.name <> 'recall' AND NOT EXISTS (SELECT 1 FROM "
+                "toolnexus_vectors v WHERE v.key = m.key AND v.session = m.session AND "
+                "v.seq = m.seq AND v.model = %s) ORDER BY m.time DESC, m.seq DESC LIMIT %s",
+                (self.db.key, model, limit),
+            ).fetchall()
+        return [(_key(row), str(row[2])) for row in rows]
+
+    def put_vectors(self, model: str, items: Sequence[tuple[tuple[str, int], bytes]]) -> None:
+        """Keep each message's embedding by `model` (a message gone meanwhile is skipped)."""
+        with self.db.connection() as conn, conn.transaction():
+            for (session, seq), vector in items:
+                conn.execute(
+                    "INSERT INTO toolnexus_vectors (key, session, seq, model, vector) "
+                    "SELECT key, session, seq, %s, %s FROM toolnexus_messages "
+                    "WHERE key = %s AND session = %s AND seq = %s "
+                    "ON CONFLICT (key, session, seq, model) DO UPDATE SET vector = EXCLUDED.vector",
+                    (model, vector, self.db.key, session, seq),
+                )
+
+    def vectors(self, model: str) -> list[tuple[tuple[str, int], bytes]]:
+        """Every embedding by `model`, with its message's place."""
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT session, seq, vector FROM toolnexus_vectors WHERE key = %s AND model = %s",
+                (self.db.key, model),
+            ).fetchall()
+        return [(_key(row), bytes(row[2])) for row in rows]
 
     def lines(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Line]:
         """The saved messages at `keys` (session, seq) that exist, by key."""
