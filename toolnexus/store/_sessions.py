@@ -22,6 +22,7 @@ __all__ = [
     "Meta",
     "Record",
     "Stored",
+    "change_found",
     "import_each",
     "scrub",
     "title_of",
@@ -150,6 +151,19 @@ class Line:
     role: str
     name: str
     text: str
+
+
+_SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
+
+
+def change_found(row: Sequence[object]) -> Found:
+    """A memory change as recall finds it, from its row (`id, source, time, target, action,
+    text`): the session it was made in is read from its source."""
+    ref, source, time, target, action, text = row
+    mark = _SESSION_IN_SOURCE.search(str(source))
+    role = f"memory {target} {action}"
+    session = mark.group(1) if mark else None
+    return Found("memory", int(str(ref)), session, str(time), role, "", str(text), 0.0)
 
 
 def import_each(

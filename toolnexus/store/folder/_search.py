@@ -15,7 +15,7 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
-from .._sessions import Found, Line, Match, scrub
+from .._sessions import Found, Line, Match, change_found, scrub
 from ._state import BUSY_MS, State
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
 ]
 
 _WORDY = re.compile(r"\w")
-_SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
 #: How many of the newest messages tell the mean length of a message (cheap, and close).
 _LENGTH_SAMPLE = 2_000
 
@@ -172,12 +171,7 @@ def history_matching(
                 f"ORDER BY {table}.rowid DESC LIMIT :cap",
                 {"query": query, "exclude": exclude, "cap": cap},
             ).fetchall()
-    found = []
-    for ref, source, time, target, action, text in rows:
-        mark = _SESSION_IN_SOURCE.search(source)
-        role = f"memory {target} {action}"
-        session = mark.group(1) if mark else None
-        found.append(Found("memory", int(ref), session, str(time), role, "", str(text), 0.0))
+    found = [change_found(row) for row in rows]
     return len(found), found
 
 

@@ -21,6 +21,7 @@ from .._sessions import (
     Meta,
     Record,
     Stored,
+    change_found,
     import_each,
     scrub,
     title_of,
@@ -44,7 +45,6 @@ _INSERT_MESSAGE = (
     "is_error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
-_SESSION_IN_SOURCE = re.compile(r"\bsession=(\S+)")
 _WORDY = re.compile(r"\w")
 
 
@@ -304,12 +304,7 @@ class PgTalk:
                 "ORDER BY id DESC LIMIT %(cap)s",
                 params,
             ).fetchall()
-        found = []
-        for ref, source, time, target, action, text in rows:
-            mark = _SESSION_IN_SOURCE.search(source)
-            role = f"memory {target} {action}"
-            session = mark.group(1) if mark else None
-            found.append(Found("memory", int(ref), session, str(time), role, "", str(text), 0.0))
+        found = [change_found(row) for row in rows]
         return len(found), found
 
     def unembedded(self, model: str, *, limit: int) -> list[tuple[tuple[str, int], str]]:
