@@ -340,7 +340,7 @@ def unmerged_ranker(home: Path, turns: dict[tuple[str, int], str]) -> Ranker:
     """Recall's ranking of single messages, before neighbouring hits are merged: what the
     ranking alone is worth, one turn a hit."""
     from toolnexus.conversations._query import parse_query
-    from toolnexus.conversations._rank import MATCH_CAP, rank_messages
+    from toolnexus.conversations._rank import MATCH_CAP, rank_messages, weights
 
     talk = Conversations(home)._talk()
     assert talk is not None
@@ -349,7 +349,8 @@ def unmerged_ranker(home: Path, turns: dict[tuple[str, int], str]) -> Ranker:
         asked = parse_query(question)
         total, mean = talk.corpus()
         found = [talk.matching(g.forms, cap=MATCH_CAP) for g in asked.groups]
-        ranked = rank_messages(asked, found, total=total, mean_chars=mean, lines=talk.lines)
+        idf = weights(asked, [count for count, _ in found], total)
+        ranked = rank_messages(asked, found, idf=idf, mean_chars=mean, lines=talk.lines)
         return [([turns[r.key]], []) for r in ranked[:limit] if r.key in turns]
 
     return rank

@@ -369,6 +369,10 @@ def test_recall_finds_planted_words_in_conversations_and_memory(home: Path) -> N
     messages = [
         {"role": "user", "content": "Where do quokka colonies live?"},
         {"role": "assistant", "content": "On Rottnest Island, mostly."},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "Anything else?"},
+        {"role": "user", "content": "Yes, one more thing."},
+        {"role": "assistant", "content": "Go on."},
         {"role": "user", "content": f"my quokka key is {SECRET}"},
         {"role": "assistant", "content": "Please keep keys out of chats."},
     ]

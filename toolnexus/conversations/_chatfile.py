@@ -22,7 +22,16 @@ from ..models._base import AssistantMessage, Message, ToolResultMessage, Usage
 from ..models._chat import chat_problem, chat_text, to_chat
 from ..store._sessions import Imported, Record, scrub
 
-__all__ = ["imported", "new_session_id", "read_chat_file", "read_chat_lines", "to_records"]
+__all__ = [
+    "TIME_KEYS",
+    "imported",
+    "message_time",
+    "new_session_id",
+    "read_chat_file",
+    "read_chat_lines",
+    "time_problem",
+    "to_records",
+]
 
 
 def new_session_id() -> str:
@@ -183,7 +192,9 @@ def message_time(value: Mapping[str, Any]) -> str | None:
         if isinstance(given, bool):
             return None
         if isinstance(given, (int, float)):
-            seconds = given / 1000 if given > 1e11 else given  # milliseconds, as JavaScript
+            if given != given or given in (float("inf"), float("-inf")):
+                raise ValueError("not a number")
+            seconds = given / 1000 if abs(given) > 1e11 else given  # milliseconds, as JavaScript
             moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
         elif isinstance(given, str):
             moment = datetime.fromisoformat(given.strip().replace("Z", "+00:00"))
@@ -191,11 +202,14 @@ def message_time(value: Mapping[str, Any]) -> str | None:
                 moment = moment.replace(tzinfo=timezone.utc)
         else:
             return None
-        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        moment = moment.astimezone(timezone.utc)
+        if not 1000 <= moment.year <= 9999:  # the store's times sort as text: four digits
+            raise ValueError(f"year {moment.year} is out of range (1000 to 9999)")
+        return f"{moment.year:04d}" + moment.strftime("-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     return None
 
 
-def _time_problem(value: object) -> str | None:
+def time_problem(value: object) -> str | None:
     """Why a message's own time cannot be read (None: it can, or it gives none)."""
     if not isinstance(value, dict):
         return None
@@ -258,7 +272,7 @@ def read_chat_lines(path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
         if _too_deep(value) or _arguments_too_deep(value):
             problem(f"{shown}:{n}: nested deeper than {MAX_NESTING} levels")
             continue
-        why = chat_problem(value) or _time_problem(value)
+        why = chat_problem(value) or time_problem(value)
         if why is not None:
             problem(f"{shown}:{n}: {why}")
         values.append((line, value))

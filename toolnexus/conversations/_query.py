@@ -141,8 +141,13 @@ def parse_query(text: str, *, now: datetime | None = None) -> RecallQuery:
             else:
                 _add(groups, common, seen, word)
     chosen = groups or common  # only stop words: search them rather than nothing
+    chosen = chosen[:MAX_GROUPS]
     shown = tuple(dict.fromkeys(w.rstrip("*") for g in chosen for f in g.forms for w in f.split()))
-    return RecallQuery(tuple(chosen[:MAX_GROUPS]), shown, when_of(text, now=now), text)
+    try:
+        when = when_of(text, now=now)
+    except (KeyError, ValueError, OverflowError):  # a phrase no calendar holds: no span
+        when = None
+    return RecallQuery(tuple(chosen), shown, when, text)
 
 
 def _add(groups: list[Group], common: list[Group], seen: set[tuple[str, ...]], word: str) -> None:
@@ -183,12 +188,13 @@ _MON = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DATES = [
-    re.compile(rf"\b{_MON}\s+{_DAY},?\s+{_YEAR}\b", re.I),
-    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I),
+    re.compile(rf"\b{_MON}\s+{_DAY},?\s+{_YEAR}\b", re.I | re.A),
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I | re.A),
     re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<mon>\d\d)-(?P<day>\d\d)\b"),
-    re.compile(rf"\b{_MON},?\s+{_YEAR}\b", re.I),
-    re.compile(rf"\b(?:in|during|since|last|this|of)\s+{_MON}\b", re.I),
-    re.compile(r"\b(?:in|during|since)\s+(?P<year>(?:19|20)\d\d)\b", re.I),
+    re.compile(rf"\b{_MON},?\s+{_YEAR}\b", re.I | re.A),
+    # A month alone only after a word that makes it a time ("this may be" is no date).
+    re.compile(rf"\b(?:in|during|since|until|last)\s+{_MON}\b", re.I | re.A),
+    re.compile(r"\b(?:in|during|since)\s+(?P<year>(?:19|20)\d\d)\b", re.I | re.A),
 ]
 _RELATIVE = {
     "today": (0, 1),
@@ -200,9 +206,9 @@ _RELATIVE = {
     "recently": (14, 15),
     "last year": (366, 366),
 }
-_RELATIVE_RE = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b", re.I)
+_RELATIVE_RE = re.compile(r"\b(" + "|".join(_RELATIVE) + r")\b", re.I | re.A)
 _AGO = re.compile(
-    r"\b(\d{1,3}|a|an|one|two|three|four|five|six)\s+(day|week|month)s?\s+ago\b", re.I
+    r"\b(\d{1,3}|a|an|one|two|three|four|five|six)\s+(day|week|month)s?\s+ago\b", re.I | re.A
 )
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 
@@ -244,7 +250,7 @@ def when_of(text: str, *, now: datetime | None = None) -> When | None:
         except ValueError:  # 31 February: no date
             continue
         return When(_iso(start), _iso(end), phrase=m.group(0))
-    moment = now or datetime.now(timezone.utc)
+    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     m = _RELATIVE_RE.search(text)
     if m is not None:
         back, length = _RELATIVE[m.group(1).lower()]

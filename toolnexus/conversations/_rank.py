@@ -33,6 +33,7 @@ __all__ = [
     "rank_history",
     "rank_messages",
     "snippet_of",
+    "weights",
 ]
 
 #: How much a group found at distance 0, 1, 2, 3 turns from a message counts for it.
@@ -76,11 +77,21 @@ def _idf(count: int, total: int) -> float:
     return max(1e-3, math.log((total - count + 0.5) / (count + 0.5) + 1.0))
 
 
+def weights(query: RecallQuery, counts: Sequence[int], total: int) -> list[float]:
+    """Each group's weight: its inverse document frequency among `total` texts (messages
+    and memory changes alike, so a word weighs the same in both), a quoted phrase more."""
+    total = max(total, 1)
+    return [
+        (QUOTED_BOOST if group.quoted else 1.0) * _idf(count, total)
+        for group, count in zip(query.groups, counts, strict=True)
+    ]
+
+
 def rank_messages(
     query: RecallQuery,
     found: Sequence[tuple[int, Sequence[Match]]],
     *,
-    total: int,
+    idf: Sequence[float],
     mean_chars: float,
     lines: Callable[[Sequence[tuple[str, int]]], Mapping[tuple[str, int], Line]],
 ) -> list[Ranked]:
@@ -91,14 +102,10 @@ def rank_messages(
     turns next to them): enough to keep every strong window, few enough that a home of
     a million messages ranks in milliseconds.
     """
-    total = max(total, 1)
-    idf: list[float] = []
     own: dict[tuple[str, int], list[int]] = {}  # a matched message: the groups it holds
     chars: dict[tuple[str, int], int] = {}
     alone: dict[tuple[str, int], float] = {}  # its own text's score, to pick the seeds
-    for g, (count, matches) in enumerate(found):
-        weight = QUOTED_BOOST if query.groups[g].quoted else 1.0
-        idf.append(weight * _idf(count, total))
+    for g, (_, matches) in enumerate(found):
         for m in matches:
             key = (m.session, m.seq)
             groups = own.get(key)
@@ -137,7 +144,7 @@ def rank_messages(
     out = []
     for score, key in top:
         line = shown.get(key)
-        if line is None:  # a neighbour past the conversation's end
+        if line is None or not line.text.strip():  # past the end, or nothing said (system)
             continue
         if line.name:
             if line.name not in named:
@@ -153,16 +160,12 @@ def rank_messages(
 
 
 def rank_history(
-    query: RecallQuery, found: Sequence[tuple[int, Sequence[Found]]], *, total: int
+    query: RecallQuery, found: Sequence[tuple[int, Sequence[Found]]], *, idf: Sequence[float]
 ) -> list[Ranked]:
     """Rank memory changes by the same measure, each on its own text (no neighbours)."""
-    total = max(total, 1)
     counts: dict[int, dict[int, float]] = {}
     changes: dict[int, Found] = {}
-    idf = []
-    for g, (count, matches) in enumerate(found):
-        weight = QUOTED_BOOST if query.groups[g].quoted else 1.0
-        idf.append(weight * _idf(count, total))
+    for g, (_, matches) in enumerate(found):
         for change in matches:
             changes[change.ref] = change
             counts.setdefault(change.ref, {})[g] = 1.0

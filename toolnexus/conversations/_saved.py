@@ -29,10 +29,10 @@ from ..scanner._scanner import DEFAULT
 from ..store._config import configured_store
 from ..store._protocol import Talk
 from ..store._sessions import Found, Imported, Line, Meta
-from ._chatfile import imported, read_chat_file, read_chat_lines, to_records
+from ._chatfile import imported, read_chat_file, read_chat_lines, time_problem, to_records
 from ._query import RecallQuery, parse_query
-from ._rank import MATCH_CAP, Ranked, rank_history, rank_messages, snippet_of
-from ._semantic import Embeddings, fuse, semantic_ranks
+from ._rank import MATCH_CAP, Ranked, rank_history, rank_messages, snippet_of, weights
+from ._semantic import Embeddings, IndexNotKept, fuse, semantic_ranks
 
 __all__ = [
     "DEFAULT_RECALL_LIMIT",
@@ -317,7 +317,7 @@ class Conversations:
         problems = [
             f"{where}:{n}: {why}"
             for n, value in enumerate(messages, start=1)
-            if (why := chat_problem(value)) is not None
+            if (why := chat_problem(value) or time_problem(value)) is not None
         ]
         if not messages:
             problems.append(f"{where}: no messages: a conversation has at least one")
@@ -443,6 +443,8 @@ class Conversations:
         Raises:
             ArgumentError: when `limit` is not between 1 and 50.
         """
+        if not isinstance(limit, int):
+            raise TypeError(f"limit is a whole number, got {type(limit).__name__}")
         if isinstance(limit, bool) or not 1 <= limit <= MAX_RECALL_LIMIT:
             raise ArgumentError(f"limit must be between 1 and {MAX_RECALL_LIMIT}, got {limit!r}")
         where = self._talk()
@@ -456,8 +458,13 @@ class Conversations:
         history = [
             where.history_matching(g.forms, cap=MATCH_CAP, exclude=exclude) for g in asked.groups
         ]
-        ranked = rank_messages(asked, found, total=total, mean_chars=mean, lines=where.lines)
-        ranked += rank_history(asked, history, total=total + sum(n for n, _ in history))
+        idf = weights(
+            asked,
+            [m + h for (m, _), (h, _) in zip(found, history, strict=True)],
+            total + max((h for h, _ in history), default=0),
+        )
+        ranked = rank_messages(asked, found, idf=idf, mean_chars=mean, lines=where.lines)
+        ranked += rank_history(asked, history, idf=idf)
         ranked.sort(key=lambda r: (r.score, r.time), reverse=True)
         notes = []
         embeddings = Embeddings.from_env()
@@ -468,6 +475,12 @@ class Conversations:
                 notes.append(
                     "semantic search is off: it needs the 'semantic' extra "
                     "(pip install 'toolnexus[semantic]'); these hits match the words alone"
+                )
+            except IndexNotKept as exc:
+                why = " ".join(str(exc).split())[:160]
+                notes.append(
+                    f"the semantic index could not be kept ({why}); these hits match the "
+                    "words alone"
                 )
             except Exception as exc:  # an endpoint down, refusing, or answering nonsense
                 why = " ".join(str(exc).split())[:160] or type(exc).__name__
@@ -529,17 +542,21 @@ def _hits(where: Talk, asked: RecallQuery, ranked: Sequence[Ranked], limit: int)
                     for c in chosen
                     if c[0].key is not None
                     and c[0].key[0] == session
-                    and min(abs(seq - s) for s in c[1]) <= 1
+                    and min(abs(seq - s) for s in c[1]) <= 2
                 ),
                 None,
             )
             if near is not None:
-                # Next to a hit: merged into it when it ranks close (and the hit spans at most
-                # MERGED_SPAN turns); else already shown in its window: never repeated.
+                # Next to a hit, or one turn apart: merged into it when it ranks close (and the
+                # hit spans at most MERGED_SPAN turns); else shown in its window, or a hit of
+                # its own when it is one turn apart.
+                gap = min(abs(seq - s) for s in near[1])
                 span = max(*near[1], seq) - min(*near[1], seq) + 1
                 if span <= MERGED_SPAN and r.score >= MERGE_SCORE * near[0].score:
                     near[1].append(seq)
-                continue
+                    continue
+                if gap <= 1:
+                    continue
         if len(chosen) == limit:
             continue
         chosen.append((r, [] if r.key is None else [r.key[1]]))
@@ -552,6 +569,7 @@ def _hits(where: Talk, asked: RecallQuery, ranked: Sequence[Ranked], limit: int)
     ]
     shown = where.lines(keys)
     hits = []
+    seen: set[tuple[str, int]] = set()  # turns an earlier hit shows: never shown twice
     for r, seqs in chosen:
         if r.change is not None:
             hits.append(_change_hit(r.change, asked))
@@ -565,7 +583,9 @@ def _hits(where: Talk, asked: RecallQuery, ranked: Sequence[Ranked], limit: int)
             _turn(line, hit=line.seq in seqs)
             for at in range(min(seqs) - 1, max(seqs) + 2)
             if (line := shown.get((session, at))) is not None
+            and (at in seqs or (session, at) not in seen)
         )
+        seen.update((session, t.seq) for t in window)
         withheld = _withheld(own.text)
         hits.append(
             Hit(

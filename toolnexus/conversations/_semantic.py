@@ -28,7 +28,12 @@ from ..store._protocol import Talk
 from ..store._sessions import Line
 from ._rank import Ranked
 
-__all__ = ["BUILD_SECONDS", "Embeddings", "fuse", "semantic_ranks"]
+__all__ = ["BUILD_SECONDS", "Embeddings", "IndexNotKept", "fuse", "semantic_ranks"]
+
+
+class IndexNotKept(Exception):
+    """The home's store could not keep or read the vectors (the endpoint answered)."""
+
 
 #: At most this long is spent embedding unindexed messages in one recall.
 BUILD_SECONDS = 2.0
@@ -115,18 +120,25 @@ def semantic_ranks(
         if not batch:
             break
         vectors = embeddings.embed([text[:MAX_CHARS] for _, text in batch])
-        talk.put_vectors(
-            embeddings.model,
-            [(key, _vector_bytes(v)) for (key, _), v in zip(batch, vectors, strict=True)],
-        )
+        try:
+            talk.put_vectors(
+                embeddings.model,
+                [(key, _vector_bytes(v)) for (key, _), v in zip(batch, vectors, strict=True)],
+            )
+        except Exception as exc:  # a read-only home, a full disk: not the endpoint's fault
+            raise IndexNotKept(str(exc)) from exc
     [asked] = embeddings.embed([query[:MAX_CHARS]])
     target = np.frombuffer(_vector_bytes(asked), dtype=np.float32)
     kept = [(key, v) for key, v in talk.vectors(embeddings.model) if key[0] != exclude]
     if not kept:
         return []
     matrix = np.frombuffer(b"".join(v for _, v in kept), dtype=np.float32)
-    if matrix.size != len(kept) * target.size:  # vectors of another size: a changed model
-        return []
+    if matrix.size != len(kept) * target.size:
+        raise ValueError(
+            f"the kept vectors are not of the {target.size} dimensions {embeddings.model} gives "
+            "now: the model changed under the same name; name the new one in "
+            "TOOLNEXUS_EMBEDDINGS_MODEL"
+        )
     scores = matrix.reshape(len(kept), target.size) @ target
     best = np.argsort(-scores)[:TOP]
     return [kept[int(i)][0] for i in best]
