@@ -48,11 +48,11 @@ WHEN_BOOST = 1.6
 QUOTED_BOOST = 1.5
 #: At most this many of the newest messages holding one group are scored: a word in
 #: every other message would otherwise cost a score for each (seconds at a million).
-MATCH_CAP = 500
+MATCH_CAP = 300
 #: The best this many by the text are looked at again with the speaker and the time.
-CANDIDATES = 100
+CANDIDATES = 60
 #: Windows are scored around this many messages, those whose own text scores best.
-SEEDS = 100
+SEEDS = 60
 #: Each turn of a window: its distance from the message, and how much it counts.
 _OFFSETS = tuple(
     (sign * distance, w)

@@ -50,15 +50,26 @@ def fts_query(forms: Sequence[str]) -> str | None:
     return " OR ".join(dict.fromkeys(terms)) or None
 
 
+#: The last corpus figures of each state database, by its newest message's id: counting
+#: every message is the one cost of a search that grows with the home, and the figures only
+#: weigh words (a removal, which keeps the newest id, leaves them close enough).
+_corpus: dict[tuple[str, tuple[int, int]], tuple[int, int, float]] = {}
+
+
 def corpus(state: State) -> tuple[int, float]:
     """How many messages recall searches, and their mean length in characters."""
     with state.reading() as conn:
+        newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0]
+        kept = _corpus.get((str(state.path), state.ident))
+        if kept is not None and kept[0] == newest:
+            return kept[1], kept[2]
         count = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
         mean = conn.execute(
             "SELECT AVG(length(text)) FROM "
             "(SELECT text FROM messages WHERE text != '' ORDER BY id DESC LIMIT ?)",
             (_LENGTH_SAMPLE,),
         ).fetchone()[0]
+    _corpus[(str(state.path), state.ident)] = (int(newest), int(count), float(mean or 1.0))
     return int(count), float(mean or 1.0)
 
 
