@@ -36,7 +36,7 @@ from ..store._records import digest, now
 from ..store._review import HeldOp
 from ..store.folder import _skill_records as records
 from ..store.folder._skill_records import SkillChange
-from ..store.folder._state import open_state
+from ..store.folder._state import open_state, state_errors
 from ..tools import call_context
 from ._match import NOTHING, quote
 from ._review import HELD
@@ -240,7 +240,7 @@ class SkillStore:
         state = open_state(self.dir, create=False)
         if state is None:
             return []
-        with _failures(self.dir):
+        with state_errors(self.dir):
             return records.log(state, skill, limit=limit)
 
     def undo(self, id: int | None = None) -> str:
@@ -265,7 +265,7 @@ class SkillStore:
 
     def _find(self, id: int | None) -> SkillChange:
         state = open_state(self.dir, create=False)
-        with _failures(self.dir):
+        with state_errors(self.dir):
             if state is None:
                 found = None
             elif id is None:
@@ -282,7 +282,7 @@ class SkillStore:
         state = open_state(self.dir, create=False)
         assert state is not None  # the change was found in it
         wanted: dict[str, bytes | None] = {}
-        with _failures(self.dir):
+        with state_errors(self.dir):
             for f in change.files:
                 dig = f.before if before else f.after
                 data = None if dig == "" else records.state_bytes(state, dig)
@@ -480,7 +480,7 @@ class SkillStore:
         try:
             state = open_state(self.dir, create=True)
             assert state is not None
-            with _failures(self.dir):
+            with state_errors(self.dir):
                 records.record(state, name, action, files, source)
         except HistoryError as exc:
             return f" (the change is in place, but not recorded in the history: {exc})"
@@ -769,14 +769,3 @@ class _SkillFolder:
         folders = [rel for rel, st in self._entries() if stat.S_ISDIR(st.st_mode)]
         for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
             self._prune(tuple(rel.split("/")))
-
-
-@contextmanager
-def _failures(home: Path) -> Iterator[None]:
-    """The state database's own failures as `HistoryError` naming it."""
-    try:
-        yield
-    except sqlite3.Error as exc:
-        raise HistoryError(
-            f"{home / '.toolnexus' / 'state.db'} cannot be used: {exc}", kind="state"
-        ) from None
