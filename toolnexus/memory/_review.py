@@ -21,11 +21,11 @@ from ..home._identity import ReviewMode, Target
 from ..home._identity_file import find_identity
 from ..store._config import home_store
 from ..store._records import now
-from ..store._review import HeldOp
+from ..store._review import HeldOp, HeldWrite
 from ..tools import CallContext
 from ._edit import NOTHING, Op
 
-__all__ = ["HELD", "hold", "review_mode", "why_held"]
+__all__ = ["HELD", "hold", "keep_held", "review_mode", "why_held"]
 
 HELD = "held for review"
 
@@ -52,33 +52,48 @@ def why_held(mode: ReviewMode, context: CallContext | None) -> str | None:
     return None
 
 
+def keep_held(
+    home: Path,
+    target: str,
+    operations: Sequence[HeldOp],
+    *,
+    batch: bool,
+    source: str,
+    what: str = "this write",
+) -> HeldWrite:
+    """Keep a write (memory or skill) in the home's store for review; it as kept.
+
+    Raises:
+        MemoryEditError: (`io`) when the store cannot keep it, naming `what`: then
+            nothing is held and nothing written.
+    """
+    try:
+        store = home_store(home, find_identity(home))
+        with store.failures():
+            review = store.review(create=True)
+            assert review is not None
+            return review.hold(
+                time=now(), target=target, operations=operations, batch=batch, source=source
+            )
+    except (HomeError, HistoryError, StoreError) as exc:
+        raise MemoryEditError(
+            f"cannot hold {what} for review: {exc}. It was not applied either. {NOTHING}",
+            kind="io",
+        ) from None
+
+
 def hold(
     home: Path, target: Target, ops: Sequence[Op], *, batch: bool, source: str, why: str
 ) -> str:
-    """Keep a write for review instead of applying it; the message for the model.
+    """Keep a memory write for review instead of applying it; the message for the model.
 
     Raises:
         MemoryEditError: (`io`) when the store cannot keep it: then nothing is held
             and nothing written.
     """
     name = MEMORY_FILES[target]
-    try:
-        store = home_store(home, find_identity(home))
-        with store.failures():
-            review = store.review(create=True)
-            assert review is not None
-            held = review.hold(
-                time=now(),
-                target=target,
-                operations=[HeldOp(op.action, op.text, op.with_) for op in ops],
-                batch=batch,
-                source=source,
-            )
-    except (HomeError, HistoryError, StoreError) as exc:
-        raise MemoryEditError(
-            f"cannot hold this write for review: {exc}. It was not applied either. {NOTHING}",
-            kind="io",
-        ) from None
+    operations = [HeldOp(op.action, op.text, op.with_) for op in ops]
+    held = keep_held(home, target, operations, batch=batch, source=source)
     what = f"the batch of {len(ops)} changes" if batch else "this write"
     return (
         f"{HELD} (#{held.id}): {why}, so {what} to {name} waits for a person, who will see "

@@ -24,22 +24,20 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HistoryError, HomeError, HomeFileError, MemoryEditError
+from ..errors import HistoryError, HomeFileError, MemoryEditError
 from ..home._door import FILE_CAP, READ_FLAGS, SKILL_FILE, SKILLS_DIR, decode, read_fd
-from ..home._identity_file import find_identity
 from ..home._lock import Lock, LockIsLink, LockLost, WriteCancelled, locked
 from ..home._openfolder import Folder
 from ..home._writer import ReadOnlyFile, SwapConflict, update
 from ..scanner._scanner import DEFAULT, Scanner
-from ..store._config import home_store
-from ..store._records import digest, now
+from ..store._records import digest
 from ..store._review import HeldOp
 from ..store.folder import _skill_records as records
 from ..store.folder._skill_records import SkillChange
 from ..store.folder._state import open_state, state_errors
 from ..tools import call_context
 from ._match import NOTHING, quote
-from ._review import HELD
+from ._review import HELD, keep_held
 from ._skill_edit import (
     MAX_SKILL_BYTES,
     MAX_SKILL_FILES,
@@ -208,20 +206,14 @@ class SkillStore:
             MemoryEditError: `invalid`, `rejected`, `full`, or `io` when it cannot be kept.
         """
         check_op(op, self.scanner)
-        try:
-            store = home_store(self.dir, find_identity(self.dir))
-            with store.failures():
-                review = store.review(create=True)
-                assert review is not None
-                held = review.hold(
-                    time=now(), target="skill", operations=[held_op(op)], batch=False, source=source
-                )
-        except (HomeError, HistoryError) as exc:
-            raise MemoryEditError(
-                f"cannot hold this skill change for review: {exc}. It was not applied either. "
-                f"{NOTHING}",
-                kind="io",
-            ) from None
+        held = keep_held(
+            self.dir,
+            "skill",
+            [held_op(op)],
+            batch=False,
+            source=source,
+            what="this skill change",
+        )
         return (
             f"{HELD} (#{held.id}): {why}, so this change to skill {op.name!r} waits for a "
             "person, who will see it and decide. Nothing is saved now: the skill is unchanged, "
