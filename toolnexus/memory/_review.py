@@ -12,20 +12,29 @@ none. A person's own writes (the command line, `MemoryStore`) are never held.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..errors import HistoryError, HomeError, MemoryEditError, StoreError
+from ..errors import ArgumentError, HistoryError, HomeError, MemoryEditError, StoreError
 from ..home._door import MEMORY_FILES
 from ..home._identity import ReviewMode, Target
 from ..home._identity_file import find_identity
 from ..store._config import home_store
 from ..store._records import now
 from ..store._review import HeldOp, HeldWrite
-from ..tools import CallContext
+from ..tools import CallContext, call_context
 from ._edit import NOTHING, Op
 
-__all__ = ["HELD", "hold", "keep_held", "review_mode", "why_held"]
+__all__ = [
+    "HELD",
+    "hold",
+    "keep_held",
+    "review_mode",
+    "tool_review",
+    "why_held",
+    "write_or_hold",
+]
 
 HELD = "held for review"
 
@@ -38,6 +47,46 @@ def review_mode(home: Path) -> ReviewMode:
     """
     found = find_identity(home)
     return "untrusted" if found is None else found[1].config.memory_review
+
+
+def tool_review(home: Path, review: ReviewMode | None) -> ReviewMode:
+    """The review mode a writing tool of `home` runs with: `review` when given, else the
+    home's `memory_review`.
+
+    Raises:
+        ArgumentError: (a ValueError) for an unknown mode.
+        HomeError: when IDENTITY.md cannot be read or breaks a rule.
+    """
+    mode = review_mode(home) if review is None else review
+    if mode not in ("untrusted", "all", "off"):
+        raise ArgumentError(
+            f"review: {mode!r} is not a review mode; use 'untrusted', 'all' or 'off'"
+        )
+    return mode
+
+
+async def write_or_hold(
+    mode: ReviewMode,
+    write: Callable[[str, threading.Event], str],
+    hold: Callable[[str, str], str],
+) -> str:
+    """A model's write, as the `memory` and `skill_manage` tools make it: held for review
+    (`hold(source, why)`) when `why_held` says so, else applied (`write(source, cancel)`),
+    in a worker thread (it waits on a lock and on the disk). If the caller gives up, the
+    event stops the thread before anything is written."""
+    import asyncio  # here, not at the top: `toolnexus soul` never needs an event loop
+
+    context = call_context()
+    source = "tool" if context is None else context.source()
+    why = why_held(mode, context)
+    if why is not None:
+        return await asyncio.to_thread(hold, source, why)
+    cancel = threading.Event()
+    try:
+        return await asyncio.to_thread(write, source, cancel)
+    except asyncio.CancelledError:
+        cancel.set()
+        raise
 
 
 def why_held(mode: ReviewMode, context: CallContext | None) -> str | None:

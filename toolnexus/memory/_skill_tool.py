@@ -11,7 +11,6 @@ the memory tool's rules: checked first, held for review after untrusted text
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import Literal
 
@@ -19,12 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
-from ..errors import ArgumentError, HomeError
+from ..errors import HomeError
 from ..home._identity import ReviewMode
 from ..home._load import home_scanner
 from ..scanner._scanner import Classifier, Scanner
-from ..tools import Tool, call_context, define_tool, home_reader
-from ._review import review_mode, why_held
+from ..tools import Tool, define_tool, home_reader
+from ._review import tool_review, write_or_hold
 from ._skill_edit import MAX_FILE_CHARS, MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillOp
 from ._skill_store import SkillStore
 
@@ -149,27 +148,15 @@ def skill_manage_tool(
     home = Path(os.path.abspath(dir))
     if not home.is_dir():
         raise HomeError(f"{home}: not a folder: skill_manage_tool needs an existing home folder")
-    mode = review_mode(home) if review is None else review
-    if mode not in ("untrusted", "all", "off"):
-        raise ArgumentError(
-            f"review: {mode!r} is not a review mode; use 'untrusted', 'all' or 'off'"
-        )
+    mode = tool_review(home, review)
     store = SkillStore(home, scanner=home_scanner(home, scanner))
 
     async def handle(args: SkillManageArgs) -> str:
-        import asyncio  # here, not at the top: `toolnexus soul` never needs an event loop
-
-        cancel = threading.Event()
-        context = call_context()
-        source = "tool" if context is None else context.source()
-        why = why_held(mode, context)
-        try:
-            if why is not None:
-                return await asyncio.to_thread(store.hold, args.op(), source=source, why=why)
-            return await asyncio.to_thread(store.apply, args.op(), source=source, cancel=cancel)
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
+        return await write_or_hold(
+            mode,
+            lambda source, cancel: store.apply(args.op(), source=source, cancel=cancel),
+            lambda source, why: store.hold(args.op(), source=source, why=why),
+        )
 
     tool = define_tool(
         name="skill_manage", description=DESCRIPTION, input_model=SkillManageArgs, handler=handle

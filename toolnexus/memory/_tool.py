@@ -29,7 +29,7 @@ from ..tools import Tool, call_context, define_tool, home_reader
 from ._args import DESCRIPTION, MemoryArgs
 from ._document import Block, MemoryDocument, parse_memory
 from ._edit import NOTHING, Op, Plan, usage
-from ._review import hold, review_mode, why_held
+from ._review import hold, tool_review, write_or_hold
 from ._trusted_write import check_trustable, mark_trusted
 
 __all__ = [
@@ -325,37 +325,21 @@ def memory_tool(
         )
     resolved = resolve_limits(home, limits)
     checker = home_scanner(home, scanner)
-    mode = review_mode(home) if review is None else review
-    if mode not in ("untrusted", "all", "off"):
-        raise ArgumentError(
-            f"review: {mode!r} is not a review mode; use 'untrusted', 'all' or 'off'"
-        )
+    mode = tool_review(home, review)
     stores = {
         t: MemoryStore(home, t, limit=resolved.for_target(t), scanner=checker) for t in MEMORY_FILES
     }
 
     async def handle(args: MemoryArgs) -> str:
-        # The write runs in a worker thread (it waits on a lock and on the disk). If
-        # the caller gives up, the event stops the thread before anything is written.
-        import asyncio  # here, not at the top: `toolnexus soul` never needs an event loop
-
         store = stores[args.target]
-        cancel = threading.Event()
         batch = args.operations is not None
-        context = call_context()
-        source = "tool" if context is None else context.source()
-        why = why_held(mode, context)
-        try:
-            if why is not None:
-                return await asyncio.to_thread(
-                    store.hold, args.ops(), batch=batch, source=source, why=why
-                )
-            return await asyncio.to_thread(
-                store._run, args.ops(), batch=batch, cancel=cancel, source=source
-            )
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
+        return await write_or_hold(
+            mode,
+            lambda source, cancel: store._run(
+                args.ops(), batch=batch, cancel=cancel, source=source
+            ),
+            lambda source, why: store.hold(args.ops(), batch=batch, source=source, why=why),
+        )
 
     tool = define_tool(
         name="memory", description=DESCRIPTION, input_model=MemoryArgs, handler=handle
