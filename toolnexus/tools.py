@@ -83,6 +83,13 @@ def call_context() -> CallContext | None:
     return _CONTEXT.get()
 
 
+def call_source(default: str) -> str:
+    """Who is writing, as the history records it: the running call's `source()`, or
+    `default` outside any call (`"python"` for a direct call, `"tool"` for a tool's)."""
+    context = _CONTEXT.get()
+    return default if context is None else context.source()
+
+
 @contextmanager
 def calling(context: CallContext) -> Iterator[None]:
     """Run a block as one tool call's context (threads started with `asyncio.to_thread` see it)."""

@@ -16,7 +16,7 @@ from ..home._load import home_scanner
 from ..store._config import home_store
 from ..store._protocol import Store
 from ..store._review import HeldOp, HeldWrite
-from ..tools import call_context
+from ..tools import call_source
 from ._edit import Op
 from ._skill_store import SkillStore, skill_op
 from ._tool import MemoryStore
@@ -55,10 +55,8 @@ class Review:
         """
         store = home_store(self.dir, find_identity(self.dir))
         held = self._take(store, id)
-        context = call_context()
-        who = "python" if context is None else context.source()
         try:
-            done = self._apply(held, f"{who} approved #{id}: {held.source}")
+            done = self._apply(held, f"{call_source('python')} approved #{id}: {held.source}")
         except BaseException as refused:
             try:
                 with store.failures():

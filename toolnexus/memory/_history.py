@@ -24,7 +24,7 @@ from ..home._identity_file import resolve_limits
 from ..store._config import configured_store
 from ..store._protocol import Outcome, Records, Store
 from ..store._records import Change, Pending, Row, digest, file_text, forgotten_texts
-from ..tools import call_context
+from ..tools import call_source
 from ._document import MemoryDocument, nfc, parse_memory
 from ._edit import LOADS, Op, Plan, quote
 from ._tool import MemoryStore
@@ -263,8 +263,7 @@ class History:
 
     @staticmethod
     def _source(what: str) -> str:
-        context = call_context()
-        return f"{'python' if context is None else context.source()} {what}"
+        return f"{call_source('python')} {what}"
 
 
 def _targets(target: Target | None) -> tuple[Target, ...]:

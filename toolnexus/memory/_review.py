@@ -23,7 +23,7 @@ from ..home._identity_file import find_identity
 from ..store._config import home_store
 from ..store._records import now
 from ..store._review import HeldOp, HeldWrite
-from ..tools import CallContext, call_context
+from ..tools import CallContext, call_context, call_source
 from ._edit import NOTHING, Op
 
 __all__ = [
@@ -76,9 +76,8 @@ async def write_or_hold(
     event stops the thread before anything is written."""
     import asyncio  # here, not at the top: `toolnexus soul` never needs an event loop
 
-    context = call_context()
-    source = "tool" if context is None else context.source()
-    why = why_held(mode, context)
+    source = call_source("tool")
+    why = why_held(mode, call_context())
     if why is not None:
         return await asyncio.to_thread(hold, source, why)
     cancel = threading.Event()

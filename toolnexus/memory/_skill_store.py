@@ -35,7 +35,7 @@ from ..store._review import HeldOp
 from ..store.folder import _skill_records as records
 from ..store.folder._skill_records import SkillChange
 from ..store.folder._state import open_state, state_errors
-from ..tools import call_context
+from ..tools import call_source
 from ._match import NOTHING, quote
 from ._review import HELD, keep_held
 from ._skill_edit import (
@@ -298,13 +298,11 @@ class SkillStore:
             what = "undid" if before else "restored"
             return wanted, f"{what} skill change #{change.id} ({change.action} of {change.skill!r})"
 
-        context = call_context()
-        who = "python" if context is None else context.source()
         message = self._change(
             change.skill,
             action,
             plan,
-            source=f"{who} {action} #{change.id}",
+            source=f"{call_source('python')} {action} #{change.id}",
             cancel=None,
             create=True,
             remove=False,

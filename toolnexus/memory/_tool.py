@@ -25,7 +25,7 @@ from ..scanner._scanner import DEFAULT, Classifier, Scanner
 from ..store._config import home_store
 from ..store._protocol import Outcome
 from ..store._records import Pending
-from ..tools import Tool, call_context, define_tool, home_reader
+from ..tools import Tool, call_source, define_tool, home_reader
 from ._args import DESCRIPTION, MemoryArgs
 from ._document import Block, MemoryDocument, parse_memory
 from ._edit import NOTHING, Op, Plan, usage
@@ -128,8 +128,7 @@ class MemoryStore:
         """
         if not trust:
             return self._run([Op("add", text)], batch=False)
-        context = call_context()
-        source = ("python" if context is None else context.source()) + " trusted"
+        source = call_source("python") + " trusted"
         return self._run([Op("add", text, trusted=True)], batch=False, source=source, trust=True)
 
     def replace(self, text: str, with_: str) -> str:
