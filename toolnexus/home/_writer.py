@@ -61,6 +61,7 @@ __all__ = [
     "WriteCancelled",
     "locked",
     "measure",
+    "refuse_read_only",
     "temp_name",
     "update",
 ]
@@ -77,6 +78,13 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 class ReadOnlyFile(OSError):
     """The file has no write permission bit: a person marked it read-only, so it is not replaced."""
+
+
+def refuse_read_only(st: os.stat_result, shown: str) -> None:
+    """Raise `ReadOnlyFile` when the file `st` describes has no write permission bit."""
+    if not st.st_mode & 0o222:
+        mode = stat.S_IMODE(st.st_mode)
+        raise ReadOnlyFile(errno.EACCES, f"read-only (mode {mode:04o})", shown)
 
 
 class SwapConflict(OSError):
@@ -297,10 +305,8 @@ def update(
         new = apply(base.data)
         if new is None or new == base.data:
             return None
-        st = base.st
-        if st is not None and not st.st_mode & 0o222:  # refused only when there is a change
-            mode = stat.S_IMODE(st.st_mode)
-            raise ReadOnlyFile(errno.EACCES, f"read-only (mode {mode:04o})", shown)
+        if base.st is not None:  # refused only when there is a change
+            refuse_read_only(base.st, shown)
         _sweep(folder, name, lock.key)
         tmp = temp_name(name)
         for _ in range(SWAP_TRIES):

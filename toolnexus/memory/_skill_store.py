@@ -28,7 +28,7 @@ from ..errors import HistoryError, HomeFileError, MemoryEditError
 from ..home._door import FILE_CAP, READ_FLAGS, SKILL_FILE, SKILLS_DIR, decode, read_fd
 from ..home._lock import Lock, LockIsLink, LockLost, WriteCancelled, locked
 from ..home._openfolder import Folder
-from ..home._writer import ReadOnlyFile, SwapConflict, update
+from ..home._writer import ReadOnlyFile, SwapConflict, refuse_read_only, update
 from ..scanner._scanner import DEFAULT, Scanner
 from ..store._records import digest
 from ..store._review import HeldOp
@@ -698,12 +698,7 @@ class _SkillFolder:
             if old is None or old == data:  # a new file, or no change: nothing to protect
                 continue
             st = os.stat(rel, dir_fd=self.fd, follow_symlinks=False)
-            if not st.st_mode & 0o222:
-                raise ReadOnlyFile(
-                    errno.EACCES,
-                    f"read-only (mode {stat.S_IMODE(st.st_mode):04o})",
-                    self.shown(rel),
-                )
+            refuse_read_only(st, self.shown(rel))
 
     def put(
         self, rel: str, data: bytes | None, *, lock: Lock, fsync: bool, made: list[str]
