@@ -19,7 +19,7 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -397,7 +397,8 @@ class SkillStore:
         """The change itself, under the skill's lock: the plan's message, the history's
         note, and whether the skill's folder is left empty (to be removed)."""
         wanted, message = plan(skill.read)
-        on_disk = skill.every_file(refuse_special=remove)
+        entries = skill.entries()  # the folder walked once, for what is there and its room
+        on_disk = skill.every_file(entries, refuse_special=remove)
         if remove:
             wanted = dict.fromkeys(on_disk)
         left = (set(on_disk) | {p for p, d in wanted.items() if d is not None}) - {
@@ -411,7 +412,7 @@ class SkillStore:
                 "first, or remove the skill",
                 kind="conflict",
             )
-        skill.check_room(wanted)
+        skill.check_room(entries, wanted)
         old = {path: skill.read(path) for path in wanted}
         skill.check_writable(wanted)
         self._outside_edits(skill)
@@ -624,7 +625,7 @@ class _SkillFolder:
         self._read[rel] = data
         return data
 
-    def _entries(self) -> list[tuple[str, os.stat_result]]:
+    def entries(self) -> list[tuple[str, os.stat_result]]:
         """Every entry below the folder (not following links): its path and lstat, folders
         before what they hold."""
         found: list[tuple[str, os.stat_result]] = []
@@ -648,11 +649,13 @@ class _SkillFolder:
                 os.close(fd)
         return found
 
-    def every_file(self, *, refuse_special: bool) -> list[str]:
-        """Every file of the skill; with `refuse_special`, refused when it holds a link or a
-        FIFO (which a person removes by hand), else those are left out."""
+    def every_file(
+        self, entries: Sequence[tuple[str, os.stat_result]], *, refuse_special: bool
+    ) -> list[str]:
+        """Every file among the skill's `entries`; with `refuse_special`, refused when it
+        holds a link or a FIFO (which a person removes by hand), else those are left out."""
         files = []
-        for rel, st in self._entries():
+        for rel, st in entries:
             if stat.S_ISDIR(st.st_mode):
                 continue
             if not stat.S_ISREG(st.st_mode):
@@ -667,9 +670,12 @@ class _SkillFolder:
             files.append(rel)
         return files
 
-    def check_room(self, wanted: Mapping[str, bytes | None]) -> None:
-        """Refuse a change after which the skill would hold too many files or bytes."""
-        sizes = {rel: st.st_size for rel, st in self._entries() if not stat.S_ISDIR(st.st_mode)}
+    def check_room(
+        self, entries: Sequence[tuple[str, os.stat_result]], wanted: Mapping[str, bytes | None]
+    ) -> None:
+        """Refuse a change after which the skill, now `entries`, would hold too many files or
+        bytes."""
+        sizes = {rel: st.st_size for rel, st in entries if not stat.S_ISDIR(st.st_mode)}
         for rel, data in wanted.items():
             if data is None:
                 sizes.pop(rel, None)
@@ -751,6 +757,6 @@ class _SkillFolder:
 
     def remove_folders(self) -> None:
         """Remove the skill's emptied folders, deepest first."""
-        folders = [rel for rel, st in self._entries() if stat.S_ISDIR(st.st_mode)]
+        folders = [rel for rel, st in self.entries() if stat.S_ISDIR(st.st_mode)]
         for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
             self._prune(tuple(rel.split("/")))
