@@ -463,7 +463,8 @@ class Conversations:
             [m + h for (m, _), (h, _) in zip(found, history, strict=True)],
             total + max((h for h, _ in history), default=0),
         )
-        ranked = rank_messages(asked, found, idf=idf, mean_chars=mean, lines=where.lines)
+        lines = _remembered(where.lines)  # the ranking's second look and the hits share reads
+        ranked = rank_messages(asked, found, idf=idf, mean_chars=mean, lines=lines)
         ranked += rank_history(asked, history, idf=idf)
         ranked.sort(key=lambda r: (r.score, r.time), reverse=True)
         notes = []
@@ -489,8 +490,8 @@ class Conversations:
                     "hits match the words alone"
                 )
             else:
-                ranked = fuse(ranked, near, where.lines)
-        return _hits(where, asked, ranked, limit), notes
+                ranked = fuse(ranked, near, lines)
+        return _hits(lines, asked, ranked, limit), notes
 
     @_guarded
     def has_any(self) -> bool:
@@ -529,7 +530,24 @@ def _saved(meta: Meta) -> SavedSession:
     )
 
 
-def _hits(where: Talk, asked: RecallQuery, ranked: Sequence[Ranked], limit: int) -> list[Hit]:
+Lines = Callable[[Sequence[tuple[str, int]]], Mapping[tuple[str, int], Line]]
+
+
+def _remembered(fetch: Lines) -> Lines:
+    """`fetch` (a store's `lines`), reading each message once however often it is asked."""
+    known: dict[tuple[str, int], Line | None] = {}
+
+    def lines(keys: Sequence[tuple[str, int]]) -> Mapping[tuple[str, int], Line]:
+        missing = [key for key in dict.fromkeys(keys) if key not in known]
+        if missing:
+            found = fetch(missing)
+            known.update((key, found.get(key)) for key in missing)
+        return {key: line for key in keys if (line := known[key]) is not None}
+
+    return lines
+
+
+def _hits(lines: Lines, asked: RecallQuery, ranked: Sequence[Ranked], limit: int) -> list[Hit]:
     """The best `limit` hits: neighbouring messages of one conversation merged into one
     window, each shown with the turn before and after it."""
     chosen: list[tuple[Ranked, list[int]]] = []  # a hit, and the seqs merged into it
@@ -567,7 +585,7 @@ def _hits(where: Talk, asked: RecallQuery, ranked: Sequence[Ranked], limit: int)
         for seq in range(min(c[1]) - 1, max(c[1]) + 2)
         if seq >= 1
     ]
-    shown = where.lines(keys)
+    shown = lines(keys)
     hits = []
     seen: set[tuple[str, int]] = set()  # turns an earlier hit shows: never shown twice
     for r, seqs in chosen:
