@@ -77,6 +77,13 @@ def _idf(count: int, total: int) -> float:
     return max(1e-3, math.log((total - count + 0.5) / (count + 0.5) + 1.0))
 
 
+def _bm25(counts: Mapping[int, float], idf: Sequence[float], relative_length: float) -> float:
+    """BM25 of a text holding each group g `counts[g]` times (weighted), whose length is
+    `relative_length` times the mean."""
+    norm = K1 * (1 - B + B * relative_length)
+    return sum(idf[g] * c * (K1 + 1) / (c + norm) for g, c in counts.items())
+
+
 def weights(query: RecallQuery, counts: Sequence[int], total: int) -> list[float]:
     """Each group's weight: its inverse document frequency among `total` texts (messages
     and memory changes alike, so a word weighs the same in both), a quoted phrase more."""
@@ -134,8 +141,7 @@ def rank_messages(
             if groups:
                 for g in groups:
                     counts[g] = counts.get(g, 0.0) + w
-        norm = K1 * (1 - B + B * length / mean_window)
-        score = sum(idf[g] * c * (K1 + 1) / (c + norm) for g, c in counts.items())
+        score = _bm25(counts, idf, length / mean_window)
         scored.append((score, (session, seq)))
     scored.sort(key=lambda s: s[0], reverse=True)
     top = scored[:CANDIDATES]
@@ -175,8 +181,7 @@ def rank_history(
     out = []
     for ref, groups in counts.items():
         change = changes[ref]
-        norm = K1 * (1 - B + B * len(change.text) / max(mean, 1.0))
-        score = sum(idf[g] * c * (K1 + 1) / (c + norm) for g, c in groups.items())
+        score = _bm25(groups, idf, len(change.text) / max(mean, 1.0))
         if query.when is not None and query.when.holds(change.time):
             score *= WHEN_BOOST
         out.append(Ranked(score, change.time, change=change))
