@@ -187,6 +187,7 @@ def _rule_findings(
     found: list[Finding] = []
     seen: set[tuple[int, int]] = set()
     exempt = quoted if rule.category not in _NEVER_EXEMPT else ()
+    negatable = rule.category in _ORDERS
     if rule.unless and _framed(rule, views):
         return found
     for name in rule.reads:
@@ -197,6 +198,8 @@ def _rule_findings(
             excerpt, cut = _excerpt(rule, m.group())
             span = form.span(m.start() + cut, m.end())
             if span in seen or _inside(span, exempt):
+                continue
+            if negatable and _negated(form.text, m.start()):
                 continue
             if name == "skeleton" and not rule.secret:
                 # As the person wrote it (case kept), when the form only folded it.
@@ -212,6 +215,70 @@ def _rule_findings(
         if found and not every:
             break
     return found
+
+
+# -- prohibitions ----------------------------------------------------------------------------
+
+#: Categories whose matches are orders: "never share codes with anyone" forbids what "share
+#: codes with anyone" orders. Credentials, hidden characters and chat markers are none.
+_ORDERS = frozenset(
+    {
+        "instruction-override",
+        "prompt-leak",
+        "exfiltration",
+        "remote-instructions",
+        "tampering",
+        "steering",
+        "shell-payload",
+    }
+)
+#: A negation closing the words just before a match, in the languages the rules read.
+_NEGATION = re.compile(
+    r"(?:\bnever|\bnot|n't|\bno|\bnobody|\bno\sone|\bavoid|\brefuse\sto|\bforbidden\sto|"
+    r"\bprohibited\sfrom|\bnie|\bnicht|\bniemals|\bkein\w*|\bnunca|\bjamais|\bne\s\w+\spas|"
+    r"\bnon|\bmai|\bniet|\bnooit|\bgeen|\bnie\s\w+|\basla|\bnão|\bnao)"
+    r"((?:\s+[\w'’-]+){0,3})\s+$"
+)
+#: The only words that may stand between a negation and the match it negates ("never ever
+#: send", "do not automatically forward"); any other word takes the negation for itself
+#: ("never mention that logs are forwarded", "never hesitate to run").
+_BETWEEN = frozenset(
+    [
+        "ever",
+        "to",
+        "be",
+        "should",
+        "must",
+        "will",
+        "shall",
+        "can",
+        "may",
+        "please",
+        "you",
+        "i",
+        "we",
+        "they",
+        "he",
+        "she",
+        "it",
+        "also",
+        "even",
+        "actually",
+        "automatically",
+        "directly",
+        "simply",
+        "really",
+    ]
+)
+
+
+def _negated(text: str, start: int) -> bool:
+    """Whether the words just before `start` negate what follows ("never share", "do not
+    forward"): a prohibition, not an order."""
+    before = text[max(0, start - 80) : start]
+    before = re.split(r"[.;:!?,\n(\[]", before)[-1]
+    found = _NEGATION.search(before + " ")
+    return found is not None and set(found.group(1).split()) <= _BETWEEN
 
 
 # -- notes about attacks --------------------------------------------------------------------
