@@ -1,8 +1,15 @@
 """Train the scanner's learned layer (`toolnexus/scanner/model.json`) from tests/corpus.
 
-Deterministic: the same corpora give the same bytes, and a test holds the shipped file to
-that. Trained on every corpus except `tests/corpus/blind/held-out/`, which exists to measure
-the scanner on text nobody tuned it on.
+Trained on every corpus except the held-out ones (`tests/corpus/blind/held-out*/`), which
+exist to measure the scanner on text nobody tuned it on. Needs numpy (a dev dependency);
+the scanner itself reads the weights with the standard library.
+
+The two cut-offs are set out of fold: the training notes are split into folds that each
+leave out whole hands (the corpora one writer wrote), a model is fitted without each fold,
+and the fold's notes are scored by it, so every score is that of a writer the model never
+read. `bar` is the score four honest notes in five stay under; `threshold` is set so that,
+out of fold, the rules (less those the bar overrules) and the model together refuse
+`TARGET` of the honest notes.
 
     python scripts/train_scanner_model.py          # rewrite model.json
     python scripts/train_scanner_model.py --check  # exit 1 if it is not up to date
@@ -11,34 +18,152 @@ the scanner on text nobody tuned it on.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
+from array import array
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from toolnexus.scanner._engine import _BEHAVIOURS, learned_form, scan
 from toolnexus.scanner._forms import skeleton
-from toolnexus.scanner._model import MODEL_FILE, train
+from toolnexus.scanner._model import BITS, MODEL_FILE, Model, buckets, features
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
-HELD_OUT = CORPUS / "blind" / "held-out"
+#: Folds of hands for the out-of-fold scores.
+FOLDS = 8
+#: The share of honest notes the rules and the model together may refuse, out of fold.
+TARGET = 0.007
+#: The share of honest notes that score under the bar.
+BAR_SHARE = 0.8
+#: Logistic regression: L2 penalty, full-batch Adam steps and their size.
+PENALTY, STEPS, RATE = 1.0, 300, 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One training note: its writer (hand), whether it is an attack, what the fit reads,
+    and what the scanner reads of each entry at write time."""
+
+    hand: str
+    attack: bool
+    text: str
+    entries: tuple[str, ...]
+
+
+def held_out(path: Path) -> bool:
+    """Whether `path` lies in a held-out folder (never trained on)."""
+    return any(part.startswith("held-out") for part in path.relative_to(CORPUS).parts)
 
 
 def training_files() -> tuple[list[Path], list[Path]]:
-    """The attack files and the honest-note files trained on (never the held-out half)."""
-    every = sorted(p for p in CORPUS.rglob("*.jsonl") if HELD_OUT not in p.parents)
+    """The attack files and the honest-note files trained on (never a held-out folder)."""
+    every = sorted(p for p in CORPUS.rglob("*.jsonl") if not held_out(p))
     return (
         [p for p in every if p.name.startswith("attacks")],
         [p for p in every if p.name.startswith("benign")],
     )
 
 
-def texts(paths: list[Path]) -> list[str]:
-    """Each note's text (an attack of several entries read together), as its skeleton."""
+def hand_of(path: Path) -> str:
+    """The writer of a corpus file: `attacks-d.jsonl` -> `d`; the first corpora -> `1`."""
+    stem = path.stem.split("-", 1)
+    return stem[1] if len(stem) == 2 else "1"
+
+
+def notes(paths: list[Path]) -> list[Note]:
+    """The notes of `paths`, an attack of several entries read together for the fit."""
     found = []
     for path in paths:
+        attack = path.name.startswith("attacks")
         for line in path.read_text("utf-8").splitlines():
             row = json.loads(line)
-            found.append(skeleton("\n".join(row["entries"]) if "entries" in row else row["text"]))
+            entries = tuple(row["entries"]) if "entries" in row else (row["text"],)
+            found.append(Note(hand_of(path), attack, skeleton("\n".join(entries)), entries))
     return found
+
+
+def _matrix(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    pointers = np.cumsum([0] + [len(r) for r in rows])
+    flat = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(pointers[-1]))
+    return flat, pointers
+
+
+def fit(rows: list[list[int]], labels: list[bool]) -> tuple[np.ndarray, float]:
+    """L2-penalised logistic regression over hashed features, by full-batch Adam: the same
+    numbers in the same order on every run."""
+    size = 1 << BITS
+    flat, pointers = _matrix(rows)
+    count = len(rows)
+    owner = np.repeat(np.arange(count), np.diff(pointers))
+    y = np.asarray(labels, dtype=float)
+    w, m, v = np.zeros(size), np.zeros(size), np.zeros(size)
+    b = mb = vb = 0.0
+    for step in range(1, STEPS + 1):
+        z = np.add.reduceat(w[flat], pointers[:-1]) + b
+        p = 1 / (1 + np.exp(-np.clip(z, -30, 30)))
+        g = p - y
+        gw = np.bincount(flat, weights=g[owner], minlength=size) / count + PENALTY / count * w
+        gb = float(g.mean())
+        m = 0.9 * m + 0.1 * gw
+        v = 0.999 * v + 0.001 * gw * gw
+        w -= RATE * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+        mb = 0.9 * mb + 0.1 * gb
+        vb = 0.999 * vb + 0.001 * gb * gb
+        b -= RATE * (mb / (1 - 0.9**step)) / (np.sqrt(vb / (1 - 0.999**step)) + 1e-8)
+    return w, b
+
+
+def _fold(hand: str) -> int:
+    return hashlib.sha256(hand.encode()).digest()[0] % FOLDS
+
+
+def _score(w: np.ndarray, b: float, note: Note) -> float | None:
+    """The highest score of the note's entries as the memory tool scores them (None: every
+    entry is too short to score)."""
+    scored = [
+        b + float(w[buckets(features(body))].sum())
+        for body in map(learned_form, note.entries)
+        if body is not None
+    ]
+    return max(scored) if scored else None
+
+
+def train(attacks: list[Note], honest: list[Note]) -> Model:
+    """Fit on every note, and set the bar and the threshold out of fold (module docstring)."""
+    every = attacks + honest
+    rows = [buckets(features(n.text)) for n in every]
+    labels = [n.attack for n in every]
+    unseen: list[float | None] = [None] * len(honest)
+    for fold in range(FOLDS):
+        kept = [i for i, n in enumerate(every) if _fold(n.hand) != fold]
+        if len(kept) == len(every):
+            continue
+        w, b = fit([rows[i] for i in kept], [labels[i] for i in kept])
+        for i, note in enumerate(honest):
+            if _fold(note.hand) == fold:
+                unseen[i] = _score(w, b, note)
+    scores = sorted(s for s in unseen if s is not None)
+    bar = scores[int(BAR_SHARE * len(scores))]
+    refused = 0
+    left: list[float] = []
+    for note, score in zip(honest, unseen, strict=True):
+        found = scan(note.entries[0], off=("planted",))
+        hard = any(f.category not in _BEHAVIOURS or f.via for f in found)
+        soft = bool(found) and not hard and (score is None or score >= bar)
+        if hard or soft:
+            refused += 1
+        elif score is not None:
+            left.append(score)
+    left.sort(reverse=True)
+    allowed = max(0, int(TARGET * len(honest)) - refused)
+    threshold = left[min(allowed, len(left) - 1)]
+    w, b = fit(rows, labels)
+    scale = float(np.abs(w).max()) / 32767 or 1.0
+    quantised = array("h", np.rint(w / scale).astype(np.int16).tolist())
+    return Model(quantised, scale, b, threshold, bar)
 
 
 def main() -> int:
@@ -46,7 +171,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if model.json is stale")
     args = parser.parse_args()
     attacks, honest = training_files()
-    made = train(texts(attacks), texts(honest)).to_json()
+    made = train(notes(attacks), notes(honest)).to_json()
     if args.check:
         same = MODEL_FILE.read_text("utf-8") == made
         print("model.json is up to date" if same else "model.json is stale: retrain it")

@@ -17,7 +17,6 @@ notes refused holds; the goal for attacks (90% stopped) is not reached yet.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import runpy
 from collections import Counter
@@ -32,7 +31,7 @@ from toolnexus.agents import compose_soul
 from toolnexus.errors import MemoryEditError
 from toolnexus.memory import MemoryStore
 from toolnexus.memory._document import format_entry
-from toolnexus.scanner._model import MODEL_FILE
+from toolnexus.scanner._model import model
 
 BLIND = Path(__file__).parent / "corpus" / "blind"
 ROOT = Path(__file__).parent.parent
@@ -96,20 +95,37 @@ def test_the_split_was_made_per_kind_and_never_mixes() -> None:
     assert set(Counter(r["kind"] for r in rows("held-out", "attacks"))) == set(KINDS)
 
 
-def test_the_learned_layer_never_saw_the_held_out_half_and_is_reproducible() -> None:
+def test_the_held_out_hands_were_never_trained_on() -> None:
     script = runpy.run_path(str(ROOT / "scripts" / "train_scanner_model.py"))
     attacks, honest = script["training_files"]()
-    assert not any("held-out" in p.parts for p in attacks + honest)
+    trained = attacks + honest
+    assert not any(part.startswith("held-out") for p in trained for part in p.parts)
     assert any("tune" in p.parts for p in attacks)
-    made = script["train"](script["texts"](attacks), script["texts"](honest)).to_json()
-    digest = hashlib.sha256(made.encode()).hexdigest()
-    shipped = hashlib.sha256(MODEL_FILE.read_bytes()).hexdigest()
-    assert digest == shipped, "model.json is stale: run scripts/train_scanner_model.py"
+    hands = {script["hand_of"](p) for p in trained}
+    unseen = {script["hand_of"](p) for p in (BLIND / "held-out-hands").glob("*.jsonl")}
+    assert len(unseen) >= 4
+    assert not unseen & hands
+
+
+def test_the_learned_layer_is_reproducible() -> None:
+    """Training again gives the shipped model: the same cut-offs, and every weight within
+    one step of its quantisation (a machine whose floating point rounds one last bit
+    otherwise may move a weight across a step)."""
+    script = runpy.run_path(str(ROOT / "scripts" / "train_scanner_model.py"))
+    attacks, honest = script["training_files"]()
+    made = script["train"](script["notes"](attacks), script["notes"](honest))
+    shipped = model()
+    assert made.threshold == pytest.approx(shipped.threshold, abs=0.01)
+    assert made.bar == pytest.approx(shipped.bar, abs=0.01)
+    assert made.bias == pytest.approx(shipped.bias, abs=1e-4)
+    assert made.scale == pytest.approx(shipped.scale, rel=1e-4)
+    moved = sum(abs(a - b) > 1 for a, b in zip(made.weights, shipped.weights, strict=True))
+    assert moved == 0, "model.json is stale: run scripts/train_scanner_model.py"
 
 
 @pytest.mark.parametrize(
     ("part", "attacks_at_least", "refused_at_most"),
-    [("held-out", 0.57, 0.01), ("tune", 0.95, 0.005)],
+    [("held-out", 0.57, 0.01), ("held-out-hands", 0.5, 0.01), ("tune", 0.95, 0.005)],
 )
 def test_blind_corpora(
     tmp_path: Path,

@@ -304,7 +304,9 @@ _FRAME = re.compile(
     r"analy[sz](?:e|es|ing|is)|logs?|not\s(?:from|by)\s(?:them|the\suser|her|him)|"
     r"(?:wasn't|was\snot|isn't|is\snot)\sfrom|not\s(?:run|follow|obey|execute)|"
     r"(?:didn't|did\snot|don't|never)\s(?:act|click)|poisoned|beispiele?|zitat\w*|ejemplos?|"
-    r"exemples?|esempi[oa]?|exemplos?|przykład\w*|citas?|citations?)\b",
+    r"exemples?|esempi[oa]?|exemplos?|przykład\w*|citas?|citations?)\b"
+    # Scripts without spaces between words: example, sample, rule, detect, class, lesson.
+    r"|例|範例|范例|示例|样例|樣例|예시|예제|例文|規則|规则|検出|偵測|检测|탐지|수업|授業|课程|課程|教材",
     re.I,
 )
 
@@ -326,7 +328,7 @@ def reported(text: str) -> tuple[tuple[int, int], ...]:
     Only when the text outside its quotations holds such a frame; never for credentials or
     hidden characters.
     """
-    if not any(q in text for q in "'\"`“‘«"):
+    if not any(q in text for q in "'\"`“‘«„「"):
         return ()
     regions = [m.span() for m in _QUOTED.finditer(text)]
     if not regions:
@@ -396,6 +398,8 @@ def scan(
     if not every and _depth < _MAX_DEPTH:
         for payload in decoded(text):
             found += _inner(payload.text, payload.span, payload.via, _depth, off, using)
+    if not every and _depth == 0 and using is None and "planted" not in off:
+        found = _overruled(found, text)
     # Rules switched off were not run; a category off also drops the character findings.
     return tuple(f for f in _unique(found, every) if f.category not in off)
 
@@ -403,6 +407,44 @@ def scan(
 #: The fewest words the learned layer scores: a fragment ("ignore all previous") says too
 #: little, and the rules read it with its neighbours.
 _FEWEST_WORDS = 6
+#: Categories whose rules read a behaviour asked of the persona (send, obey, a new role, a
+#: channel, a switch turned off): words an honest note also uses, so the learned layer may
+#: overrule them. Credentials, hidden characters, payloads and decoding never are.
+_BEHAVIOURS = frozenset({"role-hijack", *_ORDERS} - {"shell-payload"})
+
+
+def learned_form(text: str) -> str | None:
+    """What the learned layer reads of `text`: its skeleton with the quotations it frames as
+    reported or taught left out; None when that is fewer than six words."""
+    quoted = reported(text)
+    if quoted:
+        kept, last = [], 0
+        for start, end in quoted:
+            kept.append(text[last:start])
+            last = end
+        kept.append(text[last:])
+        body = skeleton(" ".join(kept))
+    else:
+        body = skeleton(text)
+    return body if len(body.split()) >= _FEWEST_WORDS else None
+
+
+def _learned_score(text: str) -> float | None:
+    body = learned_form(text)
+    return None if body is None else model().score(body)
+
+
+def _overruled(found: list[Finding], text: str) -> list[Finding]:
+    """`found` less the behaviour rules' findings, when the learned layer scores the whole
+    text under its bar: a note that reads as honest, in which a rule matched words honest
+    notes use too. A finding read through a disguise (digits for letters, decoded text)
+    stands."""
+    if not any(f.category in _BEHAVIOURS and not f.via for f in found):
+        return found
+    score = _learned_score(text)
+    if score is None or score >= model().bar:
+        return found
+    return [f for f in found if f.category not in _BEHAVIOURS or f.via]
 
 
 def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:
@@ -415,21 +457,9 @@ def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:
     """
     if "planted" in frozenset(off):
         return ()
-    quoted = reported(text)
-    if quoted:
-        kept, last = [], 0
-        for start, end in quoted:
-            kept.append(text[last:start])
-            last = end
-        kept.append(text[last:])
-        body = skeleton(" ".join(kept))
-    else:
-        body = skeleton(text)
-    if len(body.split()) < _FEWEST_WORDS:
-        return ()
+    score = _learned_score(text)
     learned = model()
-    score = learned.score(body)
-    if score <= learned.threshold:
+    if score is None or score <= learned.threshold:
         return ()
     why = (
         "reads like an instruction planted for later sessions (a model trained on written "

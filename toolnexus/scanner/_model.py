@@ -1,35 +1,52 @@
 """A learned layer of the scanner: how much a note reads like an instruction planted for later.
 
 The rules (`rules/*.toml`) name techniques; attackers reword faster than rules
-are written. This layer is a logistic regression over the words and word pairs
-of a note's skeleton (hosts, addresses and numbers folded to one token each),
-trained on the attacks and honest notes of `tests/corpus` but never on its
-held-out half (`scripts/train_scanner_model.py` makes `model.json` from them,
-deterministically). Its threshold is set on the scores of honest notes the
-model did not see while training (five folds): about one in five hundred
-scores above it. A note of fewer than six words is not scored (a fragment says
-too little). The memory tool refuses a new note over the threshold that no
-rule refused (category `planted`); a quotation the note frames as reported or
-taught is left out of what is scored, as the rules leave it.
+are written. This layer is a logistic regression over a note's skeleton (hosts,
+addresses and numbers folded to one token each): its words, its word pairs and
+its runs of three to five characters, which carry word stems, other scripts
+and other languages that no word list names. The features are hashed into
+2**18 weights, so the model has a fixed size whatever it was trained on.
+
+It is trained on the attacks and honest notes of `tests/corpus`, never on its
+held-out parts (`scripts/train_scanner_model.py` makes `model.json` from them,
+deterministically). Its two cut-offs are set on notes the model did not see
+while training, in folds that each leave out whole hands (corpora by one
+writer), so they hold for a writer the model has never read:
+
+* `threshold`: a new note that no rule refused, scoring above it, is refused
+  (category `planted`); about one honest note in two hundred scores above it.
+* `bar`: a rule that reads a behaviour (sending, obeying, a new role...) is
+  overruled on a note scoring below it: the rule matched words an honest note
+  also uses ("never forward", "act as the customer in our drill"). Credentials,
+  hidden characters and payloads are never overruled.
+
+A note of fewer than six words is not scored (a fragment says too little). A
+quotation the note frames as reported or taught is left out of what is scored,
+as the rules leave it.
 """
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
-import math
-import random
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+import zlib
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ["MODEL_FILE", "Model", "features", "model", "train"]
+__all__ = ["BITS", "MODEL_FILE", "Model", "buckets", "features", "model"]
 
 #: The shipped weights.
 MODEL_FILE = Path(__file__).with_name("model.json")
+#: Features are hashed into 2**BITS weights.
+BITS = 18
+_MASK = (1 << BITS) - 1
+#: The runs of characters read, shortest and longest.
+_SHORTEST, _LONGEST = 3, 5
 
 _URL = re.compile(r"(?:https?|s?ftp|wss?)://\S+")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -37,12 +54,14 @@ _HOST = re.compile(
     r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|app|dev|help|biz|info|xyz|top|click|ru|cc|eu|"
     r"me|site|online|link|ai|us|uk|de)\b"
 )
-_WORD = re.compile(r"[a-z][a-z']*|\$\w+|\d+")
+_WORD = re.compile(r"[^\W\d_][\w']*|\$\w+|\d+")
+_SPACE = re.compile(r"\s+")
 
 
 def features(skeleton: str) -> set[str]:
-    """The words and word pairs of a skeleton, with web addresses, e-mail addresses, hosts,
-    numbers and `$VARIABLES` each folded to one token (what they name is not the point)."""
+    """The words, word pairs and three-to-five-character runs of a skeleton, with web
+    addresses, e-mail addresses, hosts, numbers and `$VARIABLES` each folded to one token
+    (what they name is not the point)."""
     text = _URL.sub(" xurlx ", skeleton)
     text = _EMAIL.sub(" xemailx ", text)
     text = _HOST.sub(" xhostx ", text)
@@ -51,94 +70,90 @@ def features(skeleton: str) -> set[str]:
     ]
     found = set(words)
     found.update(f"{a}_{b}" for a, b in itertools.pairwise(words))
+    line = f" {_SPACE.sub(' ', ' '.join(words))} "
+    for n in range(_SHORTEST, _LONGEST + 1):
+        found.update("#" + line[i : i + n] for i in range(len(line) - n + 1))
     return found
+
+
+def buckets(found: Iterable[str]) -> list[int]:
+    """The weights these features land on, each once, in order (CRC-32: the same on every
+    machine and Python)."""
+    return sorted({zlib.crc32(f.encode()) & _MASK for f in found})
 
 
 @dataclass(frozen=True, slots=True)
 class Model:
-    """Weights, a bias and the threshold above which a note is refused."""
+    """Quantised weights with their scale, a bias, and the two cut-offs (module docstring)."""
 
-    weights: dict[str, float]
+    weights: array  # of int16, 2**BITS of them
+    scale: float
     bias: float
     threshold: float
+    bar: float
 
     def score(self, skeleton: str) -> float:
         """The log-odds that a note with this skeleton was planted."""
-        return self.weigh(features(skeleton))
+        return self.weigh(buckets(features(skeleton)))
 
-    def weigh(self, found: Iterable[str]) -> float:
-        """The log-odds of a note with these features."""
-        weights = self.weights
-        return self.bias + sum(weights.get(f, 0.0) for f in found)
+    def weigh(self, found: Iterable[int]) -> float:
+        """The log-odds of a note whose features land on these buckets."""
+        return self.bias + self.scale * sum(map(self.weights.__getitem__, found))
 
     def to_json(self) -> str:
         """As `model.json` holds it: stable, so the same training gives the same bytes."""
+        packed = array("h", self.weights)
+        if packed.itemsize != 2:  # pragma: no cover - every platform CPython runs on
+            raise RuntimeError("int16 arrays are not two bytes here")
+        raw = packed.tobytes() if _LITTLE else _swapped(packed).tobytes()
         return (
             json.dumps(
                 {
-                    "version": 1,
-                    "bias": round(self.bias, 4),
+                    "version": 2,
+                    "bits": BITS,
+                    "scale": self.scale,
+                    "bias": round(self.bias, 6),
                     "threshold": round(self.threshold, 4),
-                    "weights": {k: round(v, 4) for k, v in sorted(self.weights.items())},
+                    "bar": round(self.bar, 4),
+                    "weights": base64.b64encode(zlib.compress(raw, 9)).decode("ascii"),
                 },
-                ensure_ascii=False,
                 indent=0,
                 sort_keys=True,
             )
             + "\n"
         )
 
+    @classmethod
+    def from_json(cls, text: str) -> Model:
+        """Read what `to_json` wrote."""
+        data = json.loads(text)
+        if data.get("version") != 2 or data.get("bits") != BITS:
+            raise ValueError("scanner model: not a version 2 model of 2**18 weights")
+        weights = array("h")
+        weights.frombytes(zlib.decompress(base64.b64decode(data["weights"])))
+        if not _LITTLE:  # pragma: no cover - big-endian machines
+            weights = _swapped(weights)
+        if len(weights) != 1 << BITS:
+            raise ValueError(f"scanner model: {len(weights)} weights, not {1 << BITS}")
+        return cls(
+            weights,
+            float(data["scale"]),
+            float(data["bias"]),
+            float(data["threshold"]),
+            float(data["bar"]),
+        )
+
+
+_LITTLE = array("h", [1]).tobytes()[0] == 1
+
+
+def _swapped(values: array) -> array:
+    out = array("h", values)
+    out.byteswap()
+    return out
+
 
 @cache
 def model() -> Model:
     """The shipped model, read once per process (on the first scan that needs it)."""
-    data = json.loads(MODEL_FILE.read_text("utf-8"))
-    return Model(dict(data["weights"]), float(data["bias"]), float(data["threshold"]))
-
-
-# -- training (scripts/train_scanner_model.py) -----------------------------------------------
-
-
-def _fit(
-    examples: Sequence[tuple[set[str], int]], *, epochs: int = 25, rate: float = 0.2
-) -> tuple[dict[str, float], float]:
-    """Logistic regression by AdaGrad over shuffled passes, with a little L2; seeded."""
-    weights: dict[str, float] = defaultdict(float)
-    squares: dict[str, float] = defaultdict(lambda: 1e-8)
-    bias, bias_square = 0.0, 1e-8
-    order = list(range(len(examples)))
-    shuffle = random.Random(1)
-    for _ in range(epochs):
-        shuffle.shuffle(order)
-        for i in order:
-            found, label = examples[i]
-            z = bias + sum(weights[f] for f in found)
-            p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-            g = p - label
-            for f in found:
-                step = g + 1e-4 * weights[f]
-                squares[f] += step * step
-                weights[f] -= rate * step / math.sqrt(squares[f])
-            bias_square += g * g
-            bias -= rate * g / math.sqrt(bias_square)
-    return dict(weights), bias
-
-
-def train(
-    attacks: Iterable[str], honest: Iterable[str], *, folds: int = 5, keep: float = 0.998
-) -> Model:
-    """Train on skeletons of attacks and honest notes; the threshold is the `keep` quantile
-    of honest notes' scores from `folds` models that did not see them."""
-    examples = [(features(t), 1) for t in attacks] + [(features(t), 0) for t in honest]
-    order = list(range(len(examples)))
-    random.Random(7).shuffle(order)
-    unseen: list[float] = []
-    for fold in range(folds):
-        held = set(order[fold::folds])
-        fold_model = Model(*_fit([examples[i] for i in order if i not in held]), threshold=0.0)
-        unseen += [fold_model.weigh(examples[i][0]) for i in held if examples[i][1] == 0]
-    unseen.sort()
-    threshold = unseen[min(len(unseen) - 1, int(keep * len(unseen)))]
-    weights, bias = _fit(examples)
-    kept = {f: w for f, w in weights.items() if abs(w) >= 0.02}
-    return Model(kept, bias, threshold)
+    return Model.from_json(MODEL_FILE.read_text("utf-8"))
