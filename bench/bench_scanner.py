@@ -2,7 +2,8 @@
 
 Figures (no memo: every text is scanned afresh, as a new note is):
 
-1. ordinary notes (tests/corpus/benign.jsonl), each alone: the write path;
+1. ordinary notes (tests/corpus/benign.jsonl), each alone: what compose reads of a
+   note; and vetted (the rules, then the learned layer): the memory tool's write path;
 2. attacks (tests/corpus/attacks.jsonl), each alone: what a refusal costs;
 3. a whole memory file read together (the benign notes joined): compose's
    context pass;
@@ -32,7 +33,7 @@ from bench_compose import build_home  # noqa: E402
 
 from toolnexus.agents import compose_soul  # noqa: E402
 from toolnexus.home import _memo  # noqa: E402
-from toolnexus.scanner._engine import scan  # noqa: E402
+from toolnexus.scanner._engine import planted, scan  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 
@@ -73,6 +74,15 @@ def scan_each(texts: list[str]) -> Callable[[], object]:
     return work
 
 
+def vet_each(texts: list[str]) -> Callable[[], object]:
+    """As `Scanner.vet`, unmemoised: the rules, and the learned layer where none spoke."""
+
+    def work() -> object:
+        return [scan(t) or planted(t) for t in texts]
+
+    return work
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -80,8 +90,10 @@ def main() -> None:
     benign, attacks = load("benign.jsonl"), load("attacks.jsonl")
     joined = "\n".join(benign)
     scan(joined)  # compile every rule first: the figures are for a warm process
+    planted(benign[0])  # and read the learned layer's weights
     rows = [
         ("ordinary notes, each alone", benign, scan_each(benign)),
+        ("ordinary notes, vetted", benign, vet_each(benign)),
         ("attacks, each alone", attacks, scan_each(attacks)),
         ("a memory file read together", [joined], lambda: scan(joined, every=True)),
         ("adversarial texts", ADVERSARIAL, scan_each(ADVERSARIAL)),

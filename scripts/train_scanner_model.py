@@ -9,7 +9,9 @@ leave out whole hands (the corpora one writer wrote), a model is fitted without 
 and the fold's notes are scored by it, so every score is that of a writer the model never
 read. `bar` is the score four honest notes in five stay under; `threshold` is set so that,
 out of fold, the rules (less those the bar overrules) and the model together refuse
-`TARGET` of the honest notes.
+`TARGET` of the honest notes. Both are set on the hands written after the rules
+(`RULES_READ` lists the ones the rules were written against, on which they look better
+than they are).
 
     python scripts/train_scanner_model.py          # rewrite model.json
     python scripts/train_scanner_model.py --check  # exit 1 if it is not up to date
@@ -38,6 +40,8 @@ FOLDS = 8
 TARGET = 0.007
 #: The share of honest notes that score under the bar.
 BAR_SHARE = 0.8
+#: The hands the rules were written against: the first corpora and hands a to l.
+RULES_READ = frozenset({"1", "2", *"abcdefghijkl"})
 #: Logistic regression: L2 penalty, full-batch Adam steps and their size.
 PENALTY, STEPS, RATE = 1.0, 300, 0.05
 
@@ -136,20 +140,21 @@ def train(attacks: list[Note], honest: list[Note]) -> Model:
     every = attacks + honest
     rows = [buckets(features(n.text)) for n in every]
     labels = [n.attack for n in every]
-    unseen: list[float | None] = [None] * len(honest)
+    fresh = [n for n in honest if n.hand not in RULES_READ]
+    unseen: list[float | None] = [None] * len(fresh)
     for fold in range(FOLDS):
         kept = [i for i, n in enumerate(every) if _fold(n.hand) != fold]
         if len(kept) == len(every):
             continue
         w, b = fit([rows[i] for i in kept], [labels[i] for i in kept])
-        for i, note in enumerate(honest):
+        for i, note in enumerate(fresh):
             if _fold(note.hand) == fold:
                 unseen[i] = _score(w, b, note)
     scores = sorted(s for s in unseen if s is not None)
     bar = scores[int(BAR_SHARE * len(scores))]
     refused = 0
     left: list[float] = []
-    for note, score in zip(honest, unseen, strict=True):
+    for note, score in zip(fresh, unseen, strict=True):
         found = scan(note.entries[0], off=("planted",))
         hard = any(f.category not in _BEHAVIOURS or f.via for f in found)
         soft = bool(found) and not hard and (score is None or score >= bar)
@@ -158,7 +163,7 @@ def train(attacks: list[Note], honest: list[Note]) -> Model:
         elif score is not None:
             left.append(score)
     left.sort(reverse=True)
-    allowed = max(0, int(TARGET * len(honest)) - refused)
+    allowed = max(0, int(TARGET * len(fresh)) - refused)
     threshold = left[min(allowed, len(left) - 1)]
     w, b = fit(rows, labels)
     scale = float(np.abs(w).max()) / 32767 or 1.0

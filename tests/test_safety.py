@@ -414,7 +414,8 @@ def test_the_learned_layer_overrules_a_behaviour_rule_exactly_under_its_bar(text
     from toolnexus.scanner._model import model
 
     raw = scan(text, off=("planted",))  # the rules alone, nothing overruled
-    assert raw and all(f.category in _BEHAVIOURS for f in raw)
+    assert raw
+    assert all(f.category in _BEHAVIOURS for f in raw)
     body = learned_form(text)
     assert body is not None
     honest = model().score(body) < model().bar

@@ -86,7 +86,7 @@ def buckets(found: Iterable[str]) -> list[int]:
 class Model:
     """Quantised weights with their scale, a bias, and the two cut-offs (module docstring)."""
 
-    weights: array  # of int16, 2**BITS of them
+    weights: array[int]  # int16, 2**BITS of them
     scale: float
     bias: float
     threshold: float
@@ -98,7 +98,8 @@ class Model:
 
     def weigh(self, found: Iterable[int]) -> float:
         """The log-odds of a note whose features land on these buckets."""
-        return self.bias + self.scale * sum(map(self.weights.__getitem__, found))
+        total: int = sum(map(self.weights.__getitem__, found))
+        return self.bias + self.scale * total
 
     def to_json(self) -> str:
         """As `model.json` holds it: stable, so the same training gives the same bytes."""
@@ -147,7 +148,7 @@ class Model:
 _LITTLE = array("h", [1]).tobytes()[0] == 1
 
 
-def _swapped(values: array) -> array:
+def _swapped(values: array[int]) -> array[int]:
     out = array("h", values)
     out.byteswap()
     return out
