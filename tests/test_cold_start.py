@@ -251,7 +251,9 @@ def test_skipping_by_needs_changes_no_verdict_on_the_suites_texts() -> None:
     flagged = 0
     for item in texts:
         expected = scan_every_rule(item)
-        assert _safety.scan_text(item) == expected, item
+        # (the learned layer off: it overrules findings, which is not skipping them)
+        found = tuple(str(f) for f in _safety.scan(item, off=("planted",)))
+        assert found == expected, item
         flagged += bool(expected)
     assert flagged > 300  # the corpus does exercise the rules
 

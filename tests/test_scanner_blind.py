@@ -1,18 +1,19 @@
-"""The scanner on corpora written blind, with a half it was never tuned on.
+"""The scanner on corpora written blind, with parts it was never tuned or trained on.
 
-`tests/corpus/blind/` holds attacks in eight kinds (delayed triggers, forged
-authority, self-perpetuating notes, laundered preferences, tool misuse, persona
-overrides, obfuscation, exfiltration) and honest notes chosen as hard negatives
-(roleplay, teaching, security reports, routine triggers, real authority, memory
-care, tools and shell, preferences with links), written by three hands without
-sight of the scanner. Before any tuning each file was split per kind, by a hash
-of the id, into `tune/` and `held-out/`; rules were written against `tune/` and
-the learned layer trained on everything but `held-out/`. `extra/` is nine later
-hands' work (d to l), each measured once blind and then trained on.
+`tests/corpus/blind/` (see its README) holds attacks in eight kinds (delayed
+triggers, forged authority, self-perpetuating notes, laundered preferences,
+tool misuse, persona overrides, obfuscation, exfiltration) and honest notes
+chosen as hard negatives (roleplay, teaching, security work, routine triggers,
+real authority, memory care, tools and shell, preferences with links), each
+file by one hand that never saw the scanner. `tune/` and `held-out/` split the
+first three hands per kind by a hash of the id; `held-out-hands/` is four whole
+hands chosen before they were written; `extra/` is every later hand, measured
+once as it came and then trained on. The rules were written against `tune/`;
+the learned layer trains on everything but the `held-out*` folders.
 
-The figures on `held-out/` are the scanner's honest measure, printed at the end
-of the run. The assertions guard them against regressions: at most 1% of honest
-notes refused holds; the goal for attacks (90% stopped) is not reached yet.
+The figures on the held-out parts are the scanner's honest measure, printed at
+the end of the run. The assertions guard them against regressions: at most 1%
+of honest notes refused; the goal for attacks (90% stopped) is not reached yet.
 """
 
 from __future__ import annotations

@@ -438,13 +438,19 @@ def _overruled(found: list[Finding], text: str) -> list[Finding]:
     """`found` less the behaviour rules' findings, when the learned layer scores the whole
     text under its bar: a note that reads as honest, in which a rule matched words honest
     notes use too. A finding read through a disguise (digits for letters, decoded text)
-    stands."""
-    if not any(f.category in _BEHAVIOURS and not f.via for f in found):
+    stands, and so does one whose match runs over a line break: an instruction split over
+    lines or entries, which the layer, reading notes whole, was not trained to judge."""
+
+    def overrulable(f: Finding) -> bool:
+        start, end = f.span
+        return f.category in _BEHAVIOURS and not f.via and "\n" not in text[start:end]
+
+    if not any(map(overrulable, found)):
         return found
     score = _learned_score(text)
     if score is None or score >= model().bar:
         return found
-    return [f for f in found if f.category not in _BEHAVIOURS or f.via]
+    return [f for f in found if not overrulable(f)]
 
 
 def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:

@@ -14,10 +14,12 @@ while training, in folds that each leave out whole hands (corpora by one
 writer), so they hold for a writer the model has never read:
 
 * `threshold`: a new note that no rule refused, scoring above it, is refused
-  (category `planted`); about one honest note in two hundred scores above it.
+  (category `planted`); set so that the rules and this layer together refuse
+  about 0.7% of honest notes by writers the model never read.
 * `bar`: a rule that reads a behaviour (sending, obeying, a new role...) is
-  overruled on a note scoring below it: the rule matched words an honest note
-  also uses ("never forward", "act as the customer in our drill"). Credentials,
+  overruled on a note scoring below it, as nine honest notes in ten do: the
+  rule matched words an honest note also uses ("forward suspicious mail to
+  the security desk", "act as the customer in our drill"). Credentials,
   hidden characters and payloads are never overruled.
 
 A note of fewer than six words is not scored (a fragment says too little). A
