@@ -376,7 +376,9 @@ def scan(
     `every` is for neighbours read together (joined): every match of the rules,
     not just the first, so each maps back to the entries it spans, and only on
     the main forms: characters, hidden and encoded text and the other forms
-    were read entry by entry.
+    were read entry by entry. Otherwise the learned layer may overrule the
+    rules that read a behaviour, on a text it scores as honest (`_overruled`),
+    unless `off` names `planted`.
     """
     off = frozenset(off)
     using = None if using is None else tuple(using)
