@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from toolnexus.scanner._engine import _BEHAVIOURS, learned_form, scan
+from toolnexus.scanner._engine import _BEHAVIOURS, _FEWEST_AROUND, around, learned_form, scan
 from toolnexus.scanner._forms import skeleton
 from toolnexus.scanner._model import BITS, MODEL_FILE, Model, buckets, features
 
@@ -85,7 +85,9 @@ def notes(paths: list[Path]) -> list[Note]:
         for line in path.read_text("utf-8").splitlines():
             row = json.loads(line)
             entries = tuple(row["entries"]) if "entries" in row else (row["text"],)
-            found.append(Note(hand_of(path), attack, skeleton("\n".join(entries)), entries))
+            joined = "\n".join(entries)  # read as the scanner reads a note, quotations framed
+            text = learned_form(joined) or skeleton(joined)  # as reported or taught left out
+            found.append(Note(hand_of(path), attack, text, entries))
     return found
 
 
@@ -124,55 +126,61 @@ def _fold(hand: str) -> int:
     return hashlib.sha256(hand.encode()).digest()[0] % FOLDS
 
 
-def _score(w: np.ndarray, b: float, note: Note) -> float | None:
+def _score(w: np.ndarray, b: float, body: str | None) -> float | None:
+    return None if body is None else b + float(w[buckets(features(body))].sum())
+
+
+def _note_score(w: np.ndarray, b: float, note: Note) -> float | None:
     """The highest score of the note's entries as the memory tool scores them (None: every
     entry is too short to score)."""
-    scored = [
-        b + float(w[buckets(features(body))].sum())
-        for body in map(learned_form, note.entries)
-        if body is not None
-    ]
+    scored = [s for s in (_score(w, b, learned_form(e)) for e in note.entries) if s is not None]
     return max(scored) if scored else None
+
+
+def _refused_by_rules(w: np.ndarray, b: float, bar: float, text: str) -> bool:
+    """Whether the rules refuse `text` once the model (w, b) has overruled what it may, as
+    `_engine._overruled` does."""
+    for f in scan(text, off=("planted",)):
+        start, end = f.span
+        if f.category not in _BEHAVIOURS or f.via or "\n" in text[start:end]:
+            return True
+        words = around(text, f.span)
+        local = _score(w, b, learned_form(words))
+        if len(words.split()) < _FEWEST_AROUND or local is None or local >= bar:
+            return True
+    return False
 
 
 def train(attacks: list[Note], honest: list[Note]) -> Model:
     """Fit a model per fold, set the bar and the threshold on the scores of the notes each
     left out, and ship their mean (module docstring)."""
-    every = attacks + honest
+    every = [n for n in attacks + honest if features(n.text)]
     rows = [buckets(features(n.text)) for n in every]
     labels = [n.attack for n in every]
     fresh = [n for n in honest if n.hand not in RULES_READ]
-    unseen: list[float | None] = [None] * len(fresh)
-    fitted: list[tuple[np.ndarray, float]] = []
+    models: dict[int, tuple[np.ndarray, float]] = {}
     for fold in range(FOLDS):
         kept = [i for i, n in enumerate(every) if _fold(n.hand) != fold]
-        if len(kept) == len(every):
-            continue
-        w, b = fit([rows[i] for i in kept], [labels[i] for i in kept])
-        fitted.append((w, b))
-        for i, note in enumerate(fresh):
-            if _fold(note.hand) == fold:
-                unseen[i] = _score(w, b, note)
+        if len(kept) < len(every):
+            models[fold] = fit([rows[i] for i in kept], [labels[i] for i in kept])
+    unseen = [_note_score(*models[_fold(n.hand)], n) for n in fresh]
     scores = sorted(s for s in unseen if s is not None)
     bar = scores[int(BAR_SHARE * len(scores))]
     refused = 0
     left: list[float] = []
     for note, score in zip(fresh, unseen, strict=True):
-        found = scan(note.entries[0], off=("planted",))
-        hard = any(f.category not in _BEHAVIOURS or f.via for f in found)
-        soft = bool(found) and not hard and (score is None or score >= bar)
-        if hard or soft:
+        if _refused_by_rules(*models[_fold(note.hand)], bar, note.entries[0]):
             refused += 1
         elif score is not None:
             left.append(score)
     left.sort(reverse=True)
     allowed = max(0, int(TARGET * len(fresh)) - refused)
-    threshold = left[min(allowed, len(left) - 1)]
-    # The model shipped is the mean of the folds' models, the ones the cut-offs were set on:
-    # one fitted afresh on every note scores new notes higher than they did, and refused
-    # more honest notes than the cut-offs allow.
-    w = np.mean([fw for fw, _ in fitted], axis=0)
-    b = float(np.mean([fb for _, fb in fitted]))
+    threshold = left[min(allowed, len(left) - 1)] if left else max(scores) + 1.0
+    # The model shipped is the mean of the folds' models, so that no note it scores was
+    # read by all of it; its scores on a new note spread a little less than one fold
+    # model's, so the cut-offs set on those hold for it with a margin.
+    w = np.mean([fw for fw, _ in models.values()], axis=0)
+    b = float(np.mean([fb for _, fb in models.values()]))
     scale = float(np.abs(w).max()) / 32767 or 1.0
     quantised = array("h", np.rint(w / scale).astype(np.int16).tolist())
     return Model(quantised, scale, b, threshold, bar)

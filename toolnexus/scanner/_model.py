@@ -17,10 +17,11 @@ writer), so they hold for a writer the model has never read:
   (category `planted`); set so that the rules and this layer together refuse
   about 0.7% of honest notes by writers the model never read.
 * `bar`: a rule that reads a behaviour (sending, obeying, a new role...) is
-  overruled on a note scoring below it, as nine honest notes in ten do: the
-  rule matched words an honest note also uses ("forward suspicious mail to
-  the security desk", "act as the customer in our drill"). Credentials,
-  hidden characters and payloads are never overruled.
+  overruled where the words around its match score below it, as nine honest
+  notes in ten do: the rule matched words an honest note also uses ("forward
+  suspicious mail to the security desk", "act as the customer in our drill").
+  Credentials, hidden characters and payloads are never overruled, nor is a
+  bare order of a few words (`_engine._overruled`).
 
 A note of fewer than six words is not scored (a fragment says too little). A
 quotation the note frames as reported or taught is left out of what is scored,
