@@ -493,8 +493,10 @@ def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:
     if "planted" in frozenset(off):
         return ()
     score = _learned_score(text)
+    if score is None:
+        return ()  # too short to score: the weights are not even read
     learned = model()
-    if score is None or score <= learned.threshold:
+    if score <= learned.threshold:
         return ()
     why = (
         "reads like an instruction planted for later sessions (a model trained on written "
