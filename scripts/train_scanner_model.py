@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from toolnexus.scanner._engine import _BEHAVIOURS, _FEWEST_AROUND, around, learned_form, scan
+from toolnexus.scanner._engine import learned_form, overruled, scan
 from toolnexus.scanner._forms import skeleton
 from toolnexus.scanner._model import BITS, MODEL_FILE, Model, buckets, features
 
@@ -139,23 +139,21 @@ def _note_score(w: np.ndarray, b: float, note: Note) -> float | None:
 
 def _refused_by_rules(w: np.ndarray, b: float, bar: float, text: str) -> bool:
     """Whether the rules refuse `text` once the model (w, b) has overruled what it may, as
-    `_engine._overruled` does."""
-    for f in scan(text, off=("planted",)):
-        start, end = f.span
-        if f.category not in _BEHAVIOURS or f.via or "\n" in text[start:end]:
-            return True
-        words = around(text, f.span)
+    the scanner decides it."""
+
+    def honest(words: str) -> bool:
         local = _score(w, b, learned_form(words))
-        if len(words.split()) < _FEWEST_AROUND or local is None or local >= bar:
-            return True
-    return False
+        return local is not None and local < bar
+
+    return bool(overruled(scan(text, off=("planted",)), text, honest))
 
 
 def train(attacks: list[Note], honest: list[Note]) -> Model:
     """Fit a model per fold, set the bar and the threshold on the scores of the notes each
     left out, and ship their mean (module docstring)."""
-    every = [n for n in attacks + honest if features(n.text)]
-    rows = [buckets(features(n.text)) for n in every]
+    featured = [(n, buckets(features(n.text))) for n in attacks + honest]
+    every = [n for n, row in featured if row]
+    rows = [row for _, row in featured if row]
     labels = [n.attack for n in every]
     fresh = [n for n in honest if n.hand not in RULES_READ]
     models: dict[int, tuple[np.ndarray, float]] = {}

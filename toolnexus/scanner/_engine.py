@@ -18,7 +18,7 @@ each naming its category and the span it matched:
 5. a learned layer (`_model`): a linear model over a text's words, word pairs and
    runs of characters. For a note about to be written it refuses wordings no rule
    names (`planted`); and it overrules a rule that reads a behaviour where the
-   words around the match read as honest (`_overruled`).
+   words around the match read as honest (`overruled`).
 
 Reading neighbours together (split attacks) is the caller's: `scan(joined,
 every=True)` gives every match with its span, which `_withhold` and the
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import takewhile
 
 from ._decode import decoded
@@ -382,7 +382,7 @@ def scan(
     not just the first, so each maps back to the entries it spans, and only on
     the main forms: characters, hidden and encoded text and the other forms
     were read entry by entry. Otherwise the learned layer may overrule the
-    rules that read a behaviour, on a text it scores as honest (`_overruled`),
+    rules that read a behaviour, on a text it scores as honest (`overruled`),
     unless `off` names `planted`.
     """
     off = frozenset(off)
@@ -406,7 +406,7 @@ def scan(
         for payload in decoded(text):
             found += _inner(payload.text, payload.span, payload.via, _depth, off, using)
     if not every and _depth == 0 and using is None and "planted" not in off:
-        found = _overruled(found, text)
+        found = overruled(found, text, _reads_honest)
     # Rules switched off were not run; a category off also drops the character findings.
     return tuple(f for f in _unique(found, every) if f.category not in off)
 
@@ -444,6 +444,12 @@ def _learned_score(text: str) -> float | None:
     return None if body is None else model().score(body)
 
 
+def _reads_honest(text: str) -> bool:
+    """Whether the shipped model scores `text` under its bar (weights read only here)."""
+    score = _learned_score(text)
+    return score is not None and score < model().bar
+
+
 #: Words either side of a match that the learned layer reads to judge it.
 _AROUND = 12
 _SENTENCE_END = re.compile(r"[.!?;\n](?=\s|$)")
@@ -461,25 +467,25 @@ def around(text: str, span: tuple[int, int]) -> str:
     return " ".join([*before, text[start:end], *after])
 
 
-def _overruled(found: list[Finding], text: str) -> list[Finding]:
+def overruled(found: Iterable[Finding], text: str, honest: Callable[[str], bool]) -> list[Finding]:
     """`found` less the behaviour rules' findings whose surroundings (`around`, twelve words
-    or more) the learned layer scores under its bar: words honest notes use too, in a
-    sentence that reads as honest. A finding read through a disguise (digits for letters,
-    decoded text) stands, and so does one whose match runs over a line break: an
-    instruction split over lines or entries, which the layer, reading notes whole, was
-    not trained to judge."""
+    or more) read as `honest` (the learned layer scores them under its bar): words honest
+    notes use too, in a sentence that reads as honest. A finding read through a disguise
+    (digits for letters, decoded text) stands, and so does one whose match runs over a
+    line break: an instruction split over lines or entries, which the layer, reading notes
+    whole, was not trained to judge. Training sets the bar with this same decision
+    (`scripts/train_scanner_model.py`)."""
 
-    def overruled(f: Finding) -> bool:
+    def dropped(f: Finding) -> bool:
         start, end = f.span
         if f.category not in _BEHAVIOURS or f.via or "\n" in text[start:end]:
             return False
         words = around(text, f.span)
         if len(words.split()) < _FEWEST_AROUND:
             return False
-        score = _learned_score(words)
-        return score is not None and score < model().bar
+        return honest(words)
 
-    return [f for f in found if not overruled(f)]
+    return [f for f in found if not dropped(f)]
 
 
 def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:

@@ -21,7 +21,7 @@ writer), so they hold for a writer the model has never read:
   notes in ten do: the rule matched words an honest note also uses ("forward
   suspicious mail to the security desk", "act as the customer in our drill").
   Credentials, hidden characters and payloads are never overruled, nor is a
-  bare order of a few words (`_engine._overruled`).
+  bare order of a few words (`_engine.overruled`).
 
 A note of fewer than six words is not scored (a fragment says too little). A
 quotation the note frames as reported or taught is left out of what is scored,
