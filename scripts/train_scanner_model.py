@@ -4,14 +4,15 @@ Trained on every corpus except the held-out ones (`tests/corpus/blind/held-out*/
 exist to measure the scanner on text nobody tuned it on. Needs numpy (a dev dependency);
 the scanner itself reads the weights with the standard library.
 
-The two cut-offs are set out of fold: the training notes are split into folds that each
-leave out whole hands (the corpora one writer wrote), a model is fitted without each fold,
-and the fold's notes are scored by it, so every score is that of a writer the model never
-read; the model shipped is the mean of those folds' models. `bar` is the score nine honest
-notes in ten stay under; `threshold` is set so that, out of fold, the rules (less those
-the bar overrules) and the model together refuse `TARGET` of the honest notes. Both are
-set on the hands written after the rules (`RULES_READ` lists the ones the rules were
-written against, on which they look better than they are).
+The cut-off is set out of fold: the training notes are split into folds that each leave
+out whole hands (the corpora one writer wrote), a model is fitted without each fold, and
+the fold's honest notes are scored by it, so every score is that of a writer the model
+never read; the model shipped is the mean of those folds' models. `threshold` is set so
+that, out of fold, the scanner as it decides (the rules, less the behaviour findings
+whose surroundings score under the bar, `BAR_MARGIN` under the threshold, then the model
+on the whole note) refuses
+`TARGET` of the honest notes chosen as hard negatives and `EVERYDAY_TARGET` of the
+everyday ones (`ordinary/`), each set on its own.
 
     python scripts/train_scanner_model.py          # rewrite model.json
     python scripts/train_scanner_model.py --check  # exit 1 if it is not up to date
@@ -29,30 +30,36 @@ from pathlib import Path
 
 import numpy as np
 
-from toolnexus.scanner._engine import learned_form, overruled, scan
+from toolnexus.scanner._engine import judged_by, learned_form, scan
 from toolnexus.scanner._forms import skeleton
 from toolnexus.scanner._model import BITS, MODEL_FILE, Model, buckets, features
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
 #: Folds of hands for the out-of-fold scores.
 FOLDS = 8
-#: The share of honest notes the rules and the model together may refuse, out of fold.
-TARGET = 0.007
-#: The share of honest notes that score under the bar.
-BAR_SHARE = 0.9
-#: The hands the rules were written against: the first corpora and hands a to l.
-RULES_READ = frozenset({"1", "2", *"abcdefghijkl"})
+#: The share of honest notes the rules and the model together may refuse, out of fold:
+#: of those chosen as hard negatives, and of everyday notes.
+TARGET, EVERYDAY_TARGET = 0.007, 0.0025
+#: How far under the threshold the bar lies: a behaviour rule's match stands where the
+#: words around it score over the bar, so the rules keep more of their word than the
+#: layer alone would give them (chosen out of fold: 0 to 4 stop as many attacks by new
+#: writers, and 4 the most of those the rules were written against).
+BAR_MARGIN = 4.0
+#: How much an everyday note counts in the fit against a hard negative or an attack: they
+#: are fewer in the corpora than in a persona's life.
+EVERYDAY_WEIGHT = 3.0
 #: Logistic regression: L2 penalty, full-batch Adam steps and their size.
 PENALTY, STEPS, RATE = 0.1, 300, 0.05
 
 
 @dataclass(frozen=True, slots=True)
 class Note:
-    """One training note: its writer (hand), whether it is an attack, what the fit reads,
-    and what the scanner reads of each entry at write time."""
+    """One training note: its writer (hand), whether it is an attack or an everyday note
+    (`ordinary/`, not a hard negative), what the fit reads, and its entries as written."""
 
     hand: str
     attack: bool
+    ordinary: bool
     text: str
     entries: tuple[str, ...]
 
@@ -82,12 +89,13 @@ def notes(paths: list[Path]) -> list[Note]:
     found = []
     for path in paths:
         attack = path.name.startswith("attacks")
+        ordinary = "ordinary" in path.relative_to(CORPUS).parts[:-1]
         for line in path.read_text("utf-8").splitlines():
             row = json.loads(line)
             entries = tuple(row["entries"]) if "entries" in row else (row["text"],)
             joined = "\n".join(entries)  # read as the scanner reads a note, quotations framed
             text = learned_form(joined) or skeleton(joined)  # as reported or taught left out
-            found.append(Note(hand_of(path), attack, text, entries))
+            found.append(Note(hand_of(path), attack, ordinary, text, entries))
     return found
 
 
@@ -97,22 +105,25 @@ def _matrix(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return flat, pointers
 
 
-def fit(rows: list[list[int]], labels: list[bool]) -> tuple[np.ndarray, float]:
-    """L2-penalised logistic regression over hashed features, by full-batch Adam: the same
-    numbers in the same order on every run."""
+def fit(
+    rows: list[list[int]], labels: list[bool], weights: list[float]
+) -> tuple[np.ndarray, float]:
+    """L2-penalised, weighted logistic regression over hashed features, by full-batch Adam:
+    the same numbers in the same order on every run."""
     size = 1 << BITS
     flat, pointers = _matrix(rows)
-    count = len(rows)
-    owner = np.repeat(np.arange(count), np.diff(pointers))
+    owner = np.repeat(np.arange(len(rows)), np.diff(pointers))
     y = np.asarray(labels, dtype=float)
+    sw = np.asarray(weights, dtype=float)
+    count = float(sw.sum())
     w, m, v = np.zeros(size), np.zeros(size), np.zeros(size)
     b = mb = vb = 0.0
     for step in range(1, STEPS + 1):
         z = np.add.reduceat(w[flat], pointers[:-1]) + b
         p = 1 / (1 + np.exp(-np.clip(z, -30, 30)))
-        g = p - y
+        g = (p - y) * sw
         gw = np.bincount(flat, weights=g[owner], minlength=size) / count + PENALTY / count * w
-        gb = float(g.mean())
+        gb = float(g.sum()) / count
         m = 0.9 * m + 0.1 * gw
         v = 0.999 * v + 0.001 * gw * gw
         w -= RATE * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
@@ -130,58 +141,81 @@ def _score(w: np.ndarray, b: float, body: str | None) -> float | None:
     return None if body is None else b + float(w[buckets(features(body))].sum())
 
 
-def _note_score(w: np.ndarray, b: float, note: Note) -> float | None:
-    """The highest score of the note's entries as the memory tool scores them (None: every
-    entry is too short to score)."""
-    scored = [s for s in (_score(w, b, learned_form(e)) for e in note.entries) if s is not None]
-    return max(scored) if scored else None
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """What the scanner reads of an honest note, model aside: the body the model scores,
+    and the words each rule finding is judged by (None: the finding stands whatever the
+    model says)."""
+
+    body: str | None
+    windows: tuple[str | None, ...]
+
+    @classmethod
+    def of(cls, text: str) -> _Judged:
+        found = scan(text, off=("planted",))  # the rules alone, nothing overruled
+        return cls(learned_form(text), tuple(judged_by(f, text) for f in found))
+
+    def refused_over(self, w: np.ndarray, b: float) -> float:
+        """The threshold this note is refused over with the model (w, b), its bar lying
+        `BAR_MARGIN` under it: the higher of its own score and the highest score of the
+        words its behaviour findings are judged by, plus the margin; infinite when a
+        finding stands regardless."""
+        if None in self.windows:
+            return float("inf")
+        own = _score(w, b, self.body)
+        scores = [own if own is not None else float("-inf")]
+        for words in self.windows:
+            judged = _score(w, b, learned_form(words))
+            scores.append(float("inf") if judged is None else judged + BAR_MARGIN)
+        return max(scores)
 
 
-def _refused_by_rules(w: np.ndarray, b: float, bar: float, text: str) -> bool:
-    """Whether the rules refuse `text` once the model (w, b) has overruled what it may, as
-    the scanner decides it."""
-
-    def honest(words: str) -> bool:
-        local = _score(w, b, learned_form(words))
-        return local is not None and local < bar
-
-    return bool(overruled(scan(text, off=("planted",)), text, honest))
+def _cut_off(
+    honest: list[Note], models: dict[int, tuple[np.ndarray, float]], share: float
+) -> float:
+    """The lowest threshold over which at most `share` of `honest` are refused, each scored
+    by the model of the fold that left it out."""
+    if not honest:
+        return float("-inf")
+    over = sorted(
+        (_Judged.of(n.entries[0]).refused_over(*models[_fold(n.hand)]) for n in honest),
+        reverse=True,
+    )
+    threshold = over[int(share * len(over))]
+    if threshold == float("inf"):
+        raise SystemExit(f"the rules alone refuse more than {share:.1%} of honest notes")
+    return threshold
 
 
 def train(attacks: list[Note], honest: list[Note]) -> Model:
-    """Fit a model per fold, set the bar and the threshold on the scores of the notes each
-    left out, and ship their mean (module docstring)."""
+    """Fit a model per fold, set the threshold on the honest notes each left out, and ship
+    the folds' mean (module docstring)."""
     featured = [(n, buckets(features(n.text))) for n in attacks + honest]
     every = [n for n, row in featured if row]
     rows = [row for _, row in featured if row]
     labels = [n.attack for n in every]
-    fresh = [n for n in honest if n.hand not in RULES_READ]
+    weights = [EVERYDAY_WEIGHT if n.ordinary else 1.0 for n in every]
     models: dict[int, tuple[np.ndarray, float]] = {}
     for fold in range(FOLDS):
         kept = [i for i, n in enumerate(every) if _fold(n.hand) != fold]
         if len(kept) < len(every):
-            models[fold] = fit([rows[i] for i in kept], [labels[i] for i in kept])
-    unseen = [_note_score(*models[_fold(n.hand)], n) for n in fresh]
-    scores = sorted(s for s in unseen if s is not None)
-    bar = scores[int(BAR_SHARE * len(scores))]
-    refused = 0
-    left: list[float] = []
-    for note, score in zip(fresh, unseen, strict=True):
-        if _refused_by_rules(*models[_fold(note.hand)], bar, note.entries[0]):
-            refused += 1
-        elif score is not None:
-            left.append(score)
-    left.sort(reverse=True)
-    allowed = max(0, int(TARGET * len(fresh)) - refused)
-    threshold = left[min(allowed, len(left) - 1)] if left else max(scores) + 1.0
+            models[fold] = fit(
+                [rows[i] for i in kept], [labels[i] for i in kept], [weights[i] for i in kept]
+            )
+    # Each kind of honest note within its own share: counted together, the everyday
+    # notes, which look like few attacks, would let more hard negatives be refused.
+    threshold = max(
+        _cut_off([n for n in honest if not n.ordinary], models, TARGET),
+        _cut_off([n for n in honest if n.ordinary], models, EVERYDAY_TARGET),
+    )
     # The model shipped is the mean of the folds' models, so that no note it scores was
     # read by all of it; its scores on a new note spread a little less than one fold
-    # model's, so the cut-offs set on those hold for it with a margin.
+    # model's, so the cut-off set on those holds for it with a margin.
     w = np.mean([fw for fw, _ in models.values()], axis=0)
     b = float(np.mean([fb for _, fb in models.values()]))
     scale = float(np.abs(w).max()) / 32767 or 1.0
     quantised = array("h", np.rint(w / scale).astype(np.int16).tolist())
-    return Model(quantised, scale, b, threshold, bar)
+    return Model(quantised, scale, b, threshold, threshold - BAR_MARGIN)
 
 
 def main() -> int:

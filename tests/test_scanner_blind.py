@@ -6,10 +6,11 @@ tool misuse, persona overrides, obfuscation, exfiltration) and honest notes
 chosen as hard negatives (roleplay, teaching, security work, routine triggers,
 real authority, memory care, tools and shell, preferences with links), each
 file by one hand that never saw the scanner. `tune/` and `held-out/` split the
-first three hands per kind by a hash of the id; `held-out-hands/` is four whole
-hands chosen before they were written; `extra/` is every later hand, measured
-once as it came and then trained on. The rules were written against `tune/`;
-the learned layer trains on everything but the `held-out*` folders.
+first three hands per kind by a hash of the id; `held-out-hands/` holds whole
+hands chosen before they were written; `extra/` is every later hand, trained
+on. `ordinary/` and `held-out-ordinary/` hold everyday notes, not chosen to
+look like attacks. The rules were written against `tune/`; the learned layer
+trains on everything but the `held-out*` folders.
 
 The figures on the held-out parts are the scanner's honest measure, printed at
 the end of the run. The assertions guard them against regressions: at most 1%
@@ -102,6 +103,11 @@ def test_the_held_out_hands_were_never_trained_on() -> None:
     trained = attacks + honest
     assert not any(part.startswith("held-out") for p in trained for part in p.parts)
     assert any("tune" in p.parts for p in attacks)
+    everyday = [n for n in script["notes"](honest) if n.ordinary]
+    assert len(everyday) >= 4000  # everyday notes are trained on, as honest
+    assert {n.hand for n in everyday}.isdisjoint(
+        {script["hand_of"](p) for p in (BLIND / "held-out-ordinary").glob("*.jsonl")}
+    )
     hands = {script["hand_of"](p) for p in trained}
     unseen = {script["hand_of"](p) for p in (BLIND / "held-out-hands").glob("*.jsonl")}
     assert len(unseen) >= 4
@@ -126,7 +132,7 @@ def test_the_learned_layer_is_reproducible() -> None:
 
 @pytest.mark.parametrize(
     ("part", "attacks_at_least", "refused_at_most"),
-    [("held-out", 0.7, 0.01), ("held-out-hands", 0.57, 0.01), ("tune", 0.92, 0.005)],
+    [("held-out", 0.75, 0.01), ("held-out-hands", 0.62, 0.01), ("tune", 0.92, 0.005)],
 )
 def test_blind_corpora(
     tmp_path: Path,
@@ -153,3 +159,16 @@ def test_blind_corpora(
     )
     assert total >= attacks_at_least * len(attacks)
     assert len(wrong) <= refused_at_most * len(honest), wrong
+
+
+def test_everyday_notes_written_blind_pass(tmp_path: Path, report: Callable[[str], None]) -> None:
+    """Everyday notes (preferences, facts, projects, contacts, set-up), not chosen to look
+    like attacks: a hand never trained on (`held-out-ordinary/`)."""
+    honest = rows("held-out-ordinary", "benign")
+    assert len(honest) >= 400
+    wrong = refused(tmp_path, honest)
+    report(
+        f"scanner, blind held-out-ordinary: everyday notes refused {len(wrong)}/{len(honest)} "
+        f"({100 * len(wrong) / len(honest):.2f}%)"
+    )
+    assert len(wrong) <= 0.005 * len(honest), wrong

@@ -445,9 +445,10 @@ def _learned_score(text: str) -> float | None:
 
 
 def _reads_honest(text: str) -> bool:
-    """Whether the shipped model scores `text` under its bar (weights read only here)."""
+    """Whether the shipped model scores `text` at or under its bar (weights read only
+    here)."""
     score = _learned_score(text)
-    return score is not None and score < model().bar
+    return score is not None and score <= model().bar
 
 
 #: Words either side of a match that the learned layer reads to judge it.
@@ -467,23 +468,31 @@ def around(text: str, span: tuple[int, int]) -> str:
     return " ".join([*before, text[start:end], *after])
 
 
+def judged_by(finding: Finding, text: str) -> str | None:
+    """The words the learned layer judges `finding` by (`around` its match), or None when
+    the finding stands whatever the layer says: a credential, hidden characters, a
+    payload, a finding read through a disguise (digits for letters, decoded text), a
+    match that runs over a line break (an instruction split over lines or entries, which
+    the layer, reading notes whole, was not trained to judge), or a bare order of fewer
+    than twelve words around it ("Forward all mail to ...")."""
+    start, end = finding.span
+    if finding.category not in _BEHAVIOURS or finding.via or "\n" in text[start:end]:
+        return None
+    words = around(text, finding.span)
+    return words if len(words.split()) >= _FEWEST_AROUND else None
+
+
 def overruled(found: Iterable[Finding], text: str, honest: Callable[[str], bool]) -> list[Finding]:
-    """`found` less the behaviour rules' findings whose surroundings (`around`, twelve words
-    or more) read as `honest` (the learned layer scores them under its bar): words honest
-    notes use too, in a sentence that reads as honest. A finding read through a disguise
-    (digits for letters, decoded text) stands, and so does one whose match runs over a
-    line break: an instruction split over lines or entries, which the layer, reading notes
-    whole, was not trained to judge. Training sets the bar with this same decision
+    """`found` less the behaviour rules' findings whose surroundings (`judged_by`) read as
+    `honest`: the learned layer scores those words at or under its bar. The rule
+    matched words honest notes use too ("forward suspicious mail to the security desk",
+    "act as the customer in our drill"); the layer, which read both kinds, decides.
+    Training sets the cut-offs with this same decision
     (`scripts/train_scanner_model.py`)."""
 
     def dropped(f: Finding) -> bool:
-        start, end = f.span
-        if f.category not in _BEHAVIOURS or f.via or "\n" in text[start:end]:
-            return False
-        words = around(text, f.span)
-        if len(words.split()) < _FEWEST_AROUND:
-            return False
-        return honest(words)
+        words = judged_by(f, text)
+        return words is not None and honest(words)
 
     return [f for f in found if not dropped(f)]
 

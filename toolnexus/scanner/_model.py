@@ -14,14 +14,18 @@ while training, in folds that each leave out whole hands (corpora by one
 writer), so they hold for a writer the model has never read:
 
 * `threshold`: a new note that no rule refused, scoring above it, is refused
-  (category `planted`); set so that the rules and this layer together refuse
-  about 0.7% of honest notes by writers the model never read.
-* `bar`: a rule that reads a behaviour (sending, obeying, a new role...) is
-  overruled where the words around its match score below it, as nine honest
-  notes in ten do: the rule matched words an honest note also uses ("forward
-  suspicious mail to the security desk", "act as the customer in our drill").
-  Credentials, hidden characters and payloads are never overruled, nor is a
-  bare order of a few words (`_engine.overruled`).
+  (category `planted`).
+* `bar`: a rule that reads a behaviour (sending, obeying, a new role...)
+  stands only where the words around its match score above it: the rule
+  matched words an honest note also uses ("forward suspicious mail to the
+  security desk", "act as the customer in our drill"). It lies a fixed margin
+  under the threshold, so the rules keep more of their word than the layer
+  alone would give them. Credentials, hidden characters and payloads always
+  stand, and so does a bare order of a few words (`_engine.judged_by`).
+
+The threshold is set so that, together, the rules and this layer refuse 0.7%
+of the honest notes chosen as hard negatives, and 0.25% of everyday notes, by
+writers the model never read.
 
 A note of fewer than six words is not scored (a fragment says too little). A
 quotation the note frames as reported or taught is left out of what is scored,
@@ -113,7 +117,7 @@ class Model:
         return (
             json.dumps(
                 {
-                    "version": 2,
+                    "version": 3,
                     "bits": BITS,
                     "scale": self.scale,
                     "bias": round(self.bias, 6),
@@ -131,8 +135,8 @@ class Model:
     def from_json(cls, text: str) -> Model:
         """Read what `to_json` wrote."""
         data = json.loads(text)
-        if data.get("version") != 2 or data.get("bits") != BITS:
-            raise ValueError("scanner model: not a version 2 model of 2**18 weights")
+        if data.get("version") != 3 or data.get("bits") != BITS:
+            raise ValueError("scanner model: not a version 3 model of 2**18 weights")
         weights = array("h")
         weights.frombytes(zlib.decompress(base64.b64decode(data["weights"])))
         if not _LITTLE:  # pragma: no cover - big-endian machines
