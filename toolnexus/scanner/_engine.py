@@ -387,6 +387,24 @@ def scan(
     """
     off = frozenset(off)
     using = None if using is None else tuple(using)
+    found = _found(text, off, every, using, _depth)
+    if not every and _depth == 0 and using is None and "planted" not in off:
+        found = overruled(found, text, _reads_honest)
+    # Rules switched off were not run; a category off also drops the character findings.
+    return tuple(f for f in _unique(found, every) if f.category not in off)
+
+
+def rule_findings(text: str) -> list[Finding]:
+    """Every finding the rules make on `text` as the memory tool reads it, before the
+    learned layer overrules any and before one per category is kept: what training judges
+    as the scanner does (`scripts/train_scanner_model.py`)."""
+    return _found(text, frozenset(), False, None, 0)
+
+
+def _found(
+    text: str, off: frozenset[str], every: bool, using: tuple[Rule, ...] | None, _depth: int
+) -> list[Finding]:
+    """The findings of `scan`, none overruled, categories repeated."""
     tried = rules() if using is None else using
     found: list[Finding] = []
     if every:
@@ -405,10 +423,7 @@ def scan(
     if not every and _depth < _MAX_DEPTH:
         for payload in decoded(text):
             found += _inner(payload.text, payload.span, payload.via, _depth, off, using)
-    if not every and _depth == 0 and using is None and "planted" not in off:
-        found = overruled(found, text, _reads_honest)
-    # Rules switched off were not run; a category off also drops the character findings.
-    return tuple(f for f in _unique(found, every) if f.category not in off)
+    return found
 
 
 #: The fewest words the learned layer scores: a fragment ("ignore all previous") says too
@@ -497,9 +512,22 @@ def overruled(found: Iterable[Finding], text: str, honest: Callable[[str], bool]
     return [f for f in found if not dropped(f)]
 
 
+def sentences(text: str) -> list[tuple[int, int]]:
+    """The spans of the sentences of a note of several (six words or more each) that the
+    learned layer also scores one by one: empty for a note of one sentence."""
+    spans, start = [], 0
+    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
+        if len(text[start:end].split()) >= _FEWEST_WORDS:
+            spans.append((start, end))
+        start = end
+    return spans if len(spans) > 1 else []
+
+
 def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:
-    """The learned layer (`_model`) on one new note: the whole note, when it reads as an
-    instruction planted for later sessions (empty: it does not, or `planted` is off).
+    """The learned layer (`_model`) on one new note: the note, when it reads as an
+    instruction planted for later sessions, or one of its sentences, when that alone reads
+    as one beyond doubt (empty: neither does, or `planted` is off). Honest prose around an
+    order lowers the whole note's score; it does not lower its sentence's.
 
     For a note about to be written, after the rules found nothing: composing and the
     reading of neighbours together stay with the rules, which name what they match.
@@ -511,13 +539,23 @@ def planted(text: str, *, off: Iterable[str] = ()) -> tuple[Finding, ...]:
     if score is None:
         return ()  # too short to score: the weights are not even read
     learned = model()
-    if score <= learned.threshold:
-        return ()
-    why = (
-        "reads like an instruction planted for later sessions (a model trained on written "
-        f"attacks and honest notes scores it {score:.1f}, over {learned.threshold:.1f})"
-    )
-    return (Finding("planted", why, (0, len(text))),)
+    if score > learned.threshold:
+        why = (
+            "reads like an instruction planted for later sessions (a model trained on "
+            f"written attacks and honest notes scores it {score:.1f}, over "
+            f"{learned.threshold:.1f})"
+        )
+        return (Finding("planted", why, (0, len(text))),)
+    for start, end in sentences(text):
+        alone = _learned_score(text[start:end])
+        if alone is not None and alone > learned.sentence:
+            why = (
+                "has a sentence that reads like an instruction planted for later sessions "
+                f"(a model trained on written attacks and honest notes scores it {alone:.1f}, "
+                f"over {learned.sentence:.1f} for a sentence alone)"
+            )
+            return (Finding("planted", why, (start, end)),)
+    return ()
 
 
 def _inner(

@@ -9,18 +9,20 @@ and other languages that no word list names. The features are hashed into
 
 It is trained on the attacks and honest notes of `tests/corpus`, never on its
 held-out parts (`scripts/train_scanner_model.py` makes `model.json` from them,
-deterministically). Its two cut-offs are set on notes the model did not see
-while training, in folds that each leave out whole hands (corpora by one
-writer), so they hold for a writer the model has never read:
+deterministically). Its cut-offs are set on notes the model did not see while
+training, in folds that each leave out whole hands (corpora by one writer), so
+they hold for a writer the model has never read:
 
 * `threshold`: a new note that no rule refused, scoring above it, is refused
   (category `planted`).
+* `sentence`: a sentence of a note of several, scoring above it on its own, is
+  refused too. It lies a fixed margin over the threshold. Honest prose around
+  an order lowers the score of the whole note, never of the order's sentence.
 * `bar`: a rule that reads a behaviour (sending, obeying, a new role...)
   stands only where the words around its match score above it: the rule
   matched words an honest note also uses ("forward suspicious mail to the
   security desk", "act as the customer in our drill"). It lies a fixed margin
-  under the threshold, so the rules keep more of their word than the layer
-  alone would give them. Credentials, hidden characters and payloads always
+  under the threshold. Credentials, hidden characters and payloads always
   stand, and so does a bare order of a few words (`_engine.judged_by`).
 
 The threshold is set so that, together, the rules and this layer refuse 0.7%
@@ -91,13 +93,14 @@ def buckets(found: Iterable[str]) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class Model:
-    """Quantised weights with their scale, a bias, and the two cut-offs (module docstring)."""
+    """Quantised weights with their scale, a bias, and the three cut-offs (module docstring)."""
 
     weights: array[int]  # int16, 2**BITS of them
     scale: float
     bias: float
     threshold: float
     bar: float
+    sentence: float
 
     def score(self, skeleton: str) -> float:
         """The log-odds that a note with this skeleton was planted."""
@@ -123,6 +126,7 @@ class Model:
                     "bias": round(self.bias, 6),
                     "threshold": round(self.threshold, 4),
                     "bar": round(self.bar, 4),
+                    "sentence": round(self.sentence, 4),
                     "weights": base64.b64encode(zlib.compress(raw, 9)).decode("ascii"),
                 },
                 indent=0,
@@ -149,6 +153,7 @@ class Model:
             float(data["bias"]),
             float(data["threshold"]),
             float(data["bar"]),
+            float(data["sentence"]),
         )
 
 
