@@ -4,16 +4,15 @@ Trained on every corpus except the held-out ones (`tests/corpus/blind/held-out*/
 exist to measure the scanner on text nobody tuned it on. Needs numpy (a dev dependency);
 the scanner itself reads the weights with the standard library.
 
-The cut-off is set out of fold: the training notes are split into folds that each leave
+The threshold is set out of fold: the training notes are split into folds that each leave
 out whole hands (the corpora one writer wrote), a model is fitted without each fold, and
 the fold's honest notes are scored by it, so every score is that of a writer the model
 never read; the model shipped is the mean of those folds' models. `threshold` is set so
 that, out of fold, the scanner as it decides (the rules, less the behaviour findings
 whose surroundings score at or under the bar, `BAR_MARGIN` under the threshold, then
 the model on the whole note and, over `SENTENCE_MARGIN` more, on each of its sentences)
-refuses
-`TARGET` of the honest notes chosen as hard negatives and `EVERYDAY_TARGET` of the
-everyday ones (`ordinary/`), each set on its own.
+refuses `TARGET` of the honest notes chosen as hard negatives and `EVERYDAY_TARGET` of
+the everyday ones (`ordinary/`), each set on its own.
 
     python scripts/train_scanner_model.py          # rewrite model.json
     python scripts/train_scanner_model.py --check  # exit 1 if it is not up to date
