@@ -449,14 +449,14 @@ def test_a_disguised_or_credential_finding_is_never_overruled() -> None:
 
 
 def test_the_shipped_model_reads_back_what_it_wrote() -> None:
-    from toolnexus.scanner._model import Model, model
+    from toolnexus.scanner._model import BITS, Model, model
 
     shipped = model()
     again = Model.from_json(shipped.to_json())
     assert again == shipped
-    assert len(shipped.weights) == 1 << 18
-    assert shipped.bar < shipped.threshold
-    with pytest.raises(ValueError, match="version 3"):
+    assert len(shipped.weights) == 1 << BITS == 1 << 19
+    assert shipped.bar < shipped.threshold < shipped.sentence
+    with pytest.raises(ValueError, match="version 4"):
         Model.from_json('{"version": 1, "weights": {}}')
 
 

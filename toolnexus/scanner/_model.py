@@ -3,9 +3,9 @@
 The rules (`rules/*.toml`) name techniques; attackers reword faster than rules
 are written. This layer is a logistic regression over a note's skeleton (hosts,
 addresses and numbers folded to one token each): its words, its word pairs and
-its runs of three to five characters, which carry word stems, other scripts
+its runs of three to seven characters, which carry word stems, other scripts
 and other languages that no word list names. The features are hashed into
-2**18 weights, so the model has a fixed size whatever it was trained on.
+2**19 weights, so the model has a fixed size whatever it was trained on.
 
 It is trained on the attacks and honest notes of `tests/corpus`, never on its
 held-out parts (`scripts/train_scanner_model.py` makes `model.json` from them,
@@ -52,10 +52,10 @@ __all__ = ["BITS", "MODEL_FILE", "Model", "buckets", "features", "model"]
 #: The shipped weights.
 MODEL_FILE = Path(__file__).with_name("model.json")
 #: Features are hashed into 2**BITS weights.
-BITS = 18
+BITS = 19
 _MASK = (1 << BITS) - 1
 #: The runs of characters read, shortest and longest.
-_SHORTEST, _LONGEST = 3, 5
+_SHORTEST, _LONGEST = 3, 7
 
 _URL = re.compile(r"(?:https?|s?ftp|wss?)://\S+")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -68,7 +68,7 @@ _SPACE = re.compile(r"\s+")
 
 
 def features(skeleton: str) -> set[str]:
-    """The words, word pairs and three-to-five-character runs of a skeleton, with web
+    """The words, word pairs and three-to-seven-character runs of a skeleton, with web
     addresses, e-mail addresses, hosts, numbers and `$VARIABLES` each folded to one token
     (what they name is not the point)."""
     text = _URL.sub(" xurlx ", skeleton)
@@ -120,7 +120,7 @@ class Model:
         return (
             json.dumps(
                 {
-                    "version": 3,
+                    "version": 4,
                     "bits": BITS,
                     "scale": self.scale,
                     "bias": round(self.bias, 6),
@@ -139,8 +139,8 @@ class Model:
     def from_json(cls, text: str) -> Model:
         """Read what `to_json` wrote."""
         data = json.loads(text)
-        if data.get("version") != 3 or data.get("bits") != BITS:
-            raise ValueError("scanner model: not a version 3 model of 2**18 weights")
+        if data.get("version") != 4 or data.get("bits") != BITS:
+            raise ValueError(f"scanner model: not a version 4 model of 2**{BITS} weights")
         weights = array("h")
         weights.frombytes(zlib.decompress(base64.b64decode(data["weights"])))
         if not _LITTLE:  # pragma: no cover - big-endian machines
