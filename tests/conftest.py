@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -66,6 +67,11 @@ def pytest_configure(config: pytest.Config) -> None:
         base = Path(tempfile.mkdtemp(prefix="toolnexus-tests-"))
         config.option.basetemp = str(base)
         config.stash[OWN_BASETEMP] = base
+    # The Ctrl-C tests play a person pressing Ctrl-C on a command in the foreground. A
+    # suite started in the background (`pytest &`: the shell ignores SIGINT for it) would
+    # hand that ignoring down to every command it starts, and they would never hear it.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
