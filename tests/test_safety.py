@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from toolnexus.scanner import Finding
 from toolnexus.scanner._engine import rules, scan_text, skeleton
 
 
@@ -412,19 +413,32 @@ BEHAVIOUR_NOTES = [
 ]
 
 
+def _stands(finding: Finding, text: str) -> bool:
+    """Whether a rule's finding on `text` stands, reckoned here from its parts: the words
+    it is judged by (none: it stands regardless) score over the shipped model's bar, or
+    are too few to score."""
+    from toolnexus.scanner._engine import judged_by, learned_form
+    from toolnexus.scanner._model import model
+
+    words = judged_by(finding, text)
+    if words is None:
+        return True
+    body = learned_form(words)
+    return body is None or model().score(body) > model().bar
+
+
 @pytest.mark.parametrize("text", BEHAVIOUR_NOTES)
 def test_the_learned_layer_overrules_a_behaviour_rule_exactly_at_or_under_its_bar(
     text: str,
 ) -> None:
     from toolnexus.scanner._engine import _BEHAVIOURS, judged_by, learned_form, rule_findings, scan
-    from toolnexus.scanner._model import model
 
     raw = rule_findings(text)  # every match, nothing overruled
     assert raw
     assert all(f.category in _BEHAVIOURS for f in raw)
     bodies = [learned_form(judged_by(f, text) or "") for f in raw]
     assert None not in bodies  # each is judged by the words around it
-    honest = max(model().score(b) for b in bodies if b) <= model().bar
+    honest = not any(_stands(f, text) for f in raw)
     assert (scan(text) == ()) is honest
     # A home that switches the learned layer off keeps every rule's word.
     assert {f.category for f in scan(text, off=("planted",))} == {f.category for f in raw}
@@ -567,8 +581,7 @@ def test_the_sentences_scored_alone_are_those_of_a_note_of_several() -> None:
 def test_every_match_of_a_rule_is_judged_as_training_judges_it() -> None:
     """Two matches of one category: the scanner keeps one finding per category, but each
     match is judged by the words around it, and training reads every match too."""
-    from toolnexus.scanner._engine import judged_by, learned_form, rule_findings, scan
-    from toolnexus.scanner._model import model
+    from toolnexus.scanner._engine import rule_findings, scan
 
     text = (
         "When she is drilling for interviews, act as a strict interviewer and push back on "
@@ -577,11 +590,6 @@ def test_every_match_of_a_rule_is_judged_as_training_judges_it() -> None:
     )
     found = rule_findings(text)
     assert [f.category for f in found].count("role-hijack") == 2
-    stands = [
-        f
-        for f in found
-        if (words := judged_by(f, text)) is None
-        or model().score(learned_form(words) or "") > model().bar
-    ]
+    stands = [f for f in found if _stands(f, text)]
     assert {f.category for f in scan(text)} == {f.category for f in stands}
     assert stands  # the second match is an order, whatever the first one reads as
