@@ -14,8 +14,12 @@ the model on the whole note and, over `SENTENCE_MARGIN` more, on each of its sen
 refuses `TARGET` of the honest notes chosen as hard negatives and `EVERYDAY_TARGET` of
 the everyday ones (`ordinary/`), each set on its own.
 
-    python scripts/train_scanner_model.py          # rewrite model.json
-    python scripts/train_scanner_model.py --check  # exit 1 if it is not up to date
+    python scripts/train_scanner_model.py             # rewrite model.json
+    python scripts/train_scanner_model.py --check     # exit 1 if it is not up to date
+    python scripts/train_scanner_model.py --out F.json  # write the model elsewhere
+
+The folds are fitted in parallel, one process per core, where processes can be forked
+(each fit is independent, so the numbers are the same as one after another).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import multiprocessing
+import os
 import sys
 from array import array
 from dataclasses import dataclass
@@ -194,6 +200,35 @@ def _cut_off(
     return threshold
 
 
+#: What the forked fitters read: rows, labels and folds, set before the fork (never pickled).
+_SHARED: tuple[list[list[int]], list[bool], list[int]] | None = None
+
+
+def _fit_fold(fold: int) -> tuple[int, tuple[np.ndarray, float]]:
+    assert _SHARED is not None
+    rows, labels, folds = _SHARED
+    kept = [i for i, f in enumerate(folds) if f != fold]
+    return fold, fit([rows[i] for i in kept], [labels[i] for i in kept])
+
+
+def _fit_folds(
+    rows: list[list[int]], labels: list[bool], folds: list[int]
+) -> dict[int, tuple[np.ndarray, float]]:
+    """A model per fold that leaves some notes out, fitted without them: in forked
+    processes, one per core, where the platform forks; one after another elsewhere."""
+    global _SHARED
+    wanted = sorted(set(folds))
+    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 8)
+    _SHARED = (rows, labels, folds)
+    try:
+        if cores > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(cores) as pool:
+                return dict(pool.map(_fit_fold, wanted, chunksize=1))
+        return dict(map(_fit_fold, wanted))
+    finally:
+        _SHARED = None
+
+
 def train(attacks: list[Note], honest: list[Note]) -> Model:
     """Fit a model per fold, set the threshold on the honest notes each left out, and ship
     the folds' mean (module docstring)."""
@@ -201,11 +236,7 @@ def train(attacks: list[Note], honest: list[Note]) -> Model:
     every = [n for n, row in featured if row]
     rows = [row for _, row in featured if row]
     labels = [n.attack for n in every]
-    models: dict[int, tuple[np.ndarray, float]] = {}
-    for fold in range(FOLDS):
-        kept = [i for i, n in enumerate(every) if _fold(n.hand) != fold]
-        if len(kept) < len(every):
-            models[fold] = fit([rows[i] for i in kept], [labels[i] for i in kept])
+    models = _fit_folds(rows, labels, [_fold(n.hand) for n in every])
     # Each kind of honest note within its own share: counted together, the everyday
     # notes, which look like few attacks, would let more hard negatives be refused.
     threshold = max(
@@ -227,6 +258,7 @@ def train(attacks: list[Note], honest: list[Note]) -> Model:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if model.json is stale")
+    parser.add_argument("--out", type=Path, help="write the model here, not to model.json")
     args = parser.parse_args()
     attacks, honest = training_files()
     made = train(notes(attacks), notes(honest)).to_json()
@@ -234,8 +266,9 @@ def main() -> int:
         same = MODEL_FILE.read_text("utf-8") == made
         print("model.json is up to date" if same else "model.json is stale: retrain it")
         return 0 if same else 1
-    MODEL_FILE.write_text(made, encoding="utf-8")
-    print(f"wrote {MODEL_FILE.name} ({len(made):,} bytes)")
+    out = args.out or MODEL_FILE
+    out.write_text(made, encoding="utf-8")
+    print(f"wrote {out.name} ({len(made):,} bytes)")
     return 0
 
 

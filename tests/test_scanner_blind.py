@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import runpy
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +35,7 @@ from toolnexus.agents import compose_soul
 from toolnexus.errors import MemoryEditError
 from toolnexus.memory import MemoryStore
 from toolnexus.memory._document import format_entry
-from toolnexus.scanner._model import model
+from toolnexus.scanner._model import Model, model
 
 BLIND = Path(__file__).parent / "corpus" / "blind"
 ROOT = Path(__file__).parent.parent
@@ -114,14 +116,18 @@ def test_the_held_out_hands_were_never_trained_on() -> None:
     assert not unseen & hands
 
 
-def test_the_learned_layer_is_reproducible() -> None:
+def test_the_learned_layer_is_reproducible(tmp_path: Path) -> None:
     """Training again gives the shipped model: the same cut-offs, and every weight within
     one step of its quantisation (a machine whose floating point rounds one last bit
-    otherwise may move a weight across a step)."""
-    script = runpy.run_path(str(ROOT / "scripts" / "train_scanner_model.py"))
-    attacks, honest = script["training_files"]()
-    made = script["train"](script["notes"](attacks), script["notes"](honest))
-    shipped = model()
+    otherwise may move a weight across a step). The script runs as a user runs it, in a
+    process of its own, which fits its folds in parallel."""
+    out = tmp_path / "model.json"
+    script = ROOT / "scripts" / "train_scanner_model.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--out", str(out)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    made, shipped = Model.from_json(out.read_text("utf-8")), model()
     assert made.threshold == pytest.approx(shipped.threshold, abs=0.01)
     assert made.bar == pytest.approx(shipped.bar, abs=0.01)
     assert made.bias == pytest.approx(shipped.bias, abs=1e-4)
