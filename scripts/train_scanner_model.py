@@ -30,6 +30,7 @@ import json
 import multiprocessing
 import os
 import sys
+import threading
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,13 +216,17 @@ def _fit_folds(
     rows: list[list[int]], labels: list[bool], folds: list[int]
 ) -> dict[int, tuple[np.ndarray, float]]:
     """A model per fold that leaves some notes out, fitted without them: in forked
-    processes, one per core, where the platform forks; one after another elsewhere."""
+    processes, one per core, where the platform forks and this process runs one thread
+    (forking a threaded process can copy a lock another thread holds); one after another
+    elsewhere."""
     global _SHARED
     wanted = sorted(set(folds))
-    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 8)
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    cores = min(available, len(wanted))
+    forks = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
     _SHARED = (rows, labels, folds)
     try:
-        if cores > 1 and "fork" in multiprocessing.get_all_start_methods():
+        if cores > 1 and forks:
             with multiprocessing.get_context("fork").Pool(cores) as pool:
                 return dict(pool.map(_fit_fold, wanted, chunksize=1))
         return dict(map(_fit_fold, wanted))
