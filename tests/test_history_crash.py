@@ -59,7 +59,11 @@ def _assert_agree(home: Path) -> None:
 
 # A zygote: imports toolnexus once (and compiles the scanner's rules), then forks writers
 # and SIGKILLs each at a random moment.
-# Each writer appends every acknowledged entry to the ack file (one write: whole lines).
+# Each writer appends every acknowledged entry to the ack file (one write: whole lines),
+# then tells the zygote through a pipe. The zygote waits for a random number of those
+# (none to two), then kills the writer a random share of the way through its next write,
+# as long as the last write took: on a loaded machine as on an idle one, the kills land
+# inside writes, and most writers get some done.
 ZYGOTE = textwrap.dedent(
     """
     import os, random, signal, sys, time
@@ -72,19 +76,30 @@ ZYGOTE = textwrap.dedent(
     home, acks, kills, seed = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     rng = random.Random(seed)
     ack = os.open(acks, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    took = 0.02  # how long the last write took, fork to acknowledgement at first
     for k in range(seed % 100000 * 1000, seed % 100000 * 1000 + kills):
+        done, told = os.pipe()
+        last = time.monotonic()
         pid = os.fork()
         if pid == 0:
+            os.close(done)
             store = MemoryStore(home, "self", limit=10_000_000)
             i = 0
             while True:
                 text = f"k{k}-{i}"
                 store.add(text)
                 os.write(ack, (text + "\\n").encode())
+                os.write(told, b".")
                 i += 1
-        time.sleep(rng.uniform(0.0005, 0.02))
+        os.close(told)
+        for _ in range(rng.randrange(3)):
+            os.read(done, 1)  # waits for the writer's next acknowledged write
+            now = time.monotonic()
+            took, last = now - last, now
+        time.sleep(rng.uniform(0.0, 1.2 * took))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+        os.close(done)
     print("done", flush=True)
     """
 )
@@ -98,8 +113,8 @@ def test_writers_killed_at_random_moments_lose_nothing_acknowledged(tmp_path: Pa
     acks = tmp_path / "acks"
     seeds: list[int] = []
     acked: list[str] = []
-    # Enough acknowledged writes to mean something: a loaded machine gets fewer done
-    # before each kill, so it gets more rounds (the point is what happens to those).
+    # Enough acknowledged writes to mean something (a round makes about 220); should a
+    # round make too few, more rounds follow.
     while len(acked) <= 40 and len(seeds) < 6:
         seeds.append(random.randrange(2**32))
         out = subprocess.run(
