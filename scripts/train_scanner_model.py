@@ -18,8 +18,8 @@ the everyday ones (`ordinary/`), each set on its own.
     python scripts/train_scanner_model.py --check     # exit 1 if it is not up to date
     python scripts/train_scanner_model.py --out F.json  # write the model elsewhere
 
-The folds are fitted in parallel, one process per core, where processes can be forked
-(each fit is independent, so the numbers are the same as one after another).
+On Linux the folds are fitted in parallel, one forked process per core (each fit is
+independent, so the numbers are the same as one after another).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import os
 import sys
 import threading
 from array import array
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,19 +217,25 @@ def _fit_folds(
     rows: list[list[int]], labels: list[bool], folds: list[int]
 ) -> dict[int, tuple[np.ndarray, float]]:
     """A model per fold that leaves some notes out, fitted without them: in forked
-    processes, one per core, where the platform forks and this process runs one thread
-    (forking a threaded process can copy a lock another thread holds); one after another
-    elsewhere."""
+    processes, one per core this process may use, on Linux, when this script runs as a
+    module (its fitter is found by name) and with one Python thread (forking while another
+    thread holds a lock copies the lock held); one after another otherwise. A fitter that
+    dies (killed for memory, say) fails the run; it never hangs it."""
     global _SHARED
     wanted = sorted(set(folds))
     available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     cores = min(available, len(wanted))
-    forks = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    forks = (
+        "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+        and sys.modules.get(_fit_fold.__module__) is not None
+    )
     _SHARED = (rows, labels, folds)
     try:
         if cores > 1 and forks:
-            with multiprocessing.get_context("fork").Pool(cores) as pool:
-                return dict(pool.map(_fit_fold, wanted, chunksize=1))
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(cores, mp_context=context) as pool:
+                return dict(pool.map(_fit_fold, wanted))
         return dict(map(_fit_fold, wanted))
     finally:
         _SHARED = None
@@ -262,8 +269,9 @@ def train(attacks: list[Note], honest: list[Note]) -> Model:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if model.json is stale")
-    parser.add_argument("--out", type=Path, help="write the model here, not to model.json")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--check", action="store_true", help="exit 1 if model.json is stale")
+    where.add_argument("--out", type=Path, help="write the model here, not to model.json")
     args = parser.parse_args()
     attacks, honest = training_files()
     made = train(notes(attacks), notes(honest)).to_json()

@@ -124,7 +124,10 @@ def test_the_learned_layer_is_reproducible(tmp_path: Path) -> None:
     out = tmp_path / "model.json"
     script = ROOT / "scripts" / "train_scanner_model.py"
     done = subprocess.run(
-        [sys.executable, str(script), "--out", str(out)], capture_output=True, text=True
+        [sys.executable, str(script), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     assert done.returncode == 0, done.stderr
     made, shipped = Model.from_json(out.read_text("utf-8")), model()
